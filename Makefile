@@ -1,0 +1,50 @@
+# Two commands a user needs (see README):  make serve   and   make test
+# TORCH_SPEC picks the torch to install; CI sets TORCH_SPEC=torch==2.13.0 (the CPU wheel on its disk).
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch>=2.3
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.pitfalls-installed
+export NO_MKDOCS_2_WARNING ?= 1
+export PYTHONUNBUFFERED = 1
+
+.PHONY: setup serve build test test-fast bench browser-deps clean clean-cache
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[docs,test]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	@touch $(STAMP)
+
+## Build the whole site (every experiment; cached per machine) and serve it at http://127.0.0.1:8000
+serve: $(STAMP)
+	$(BIN)/mkdocs build --strict
+	$(BIN)/mkdocs serve --strict --dirty -a 127.0.0.1:8000
+
+## Static build into site/
+build: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+## Every test: recipes, experiments, the strict site build, the browser
+test: $(STAMP) browser-deps
+	$(BIN)/python -m pytest
+
+## Tests without the site build and the browser (seconds to a minute)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not site and not browser"
+
+browser-deps:
+	@sh .ci/ensure-chromium.sh
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean-cache:
+	rm -rf .cache
+
+clean: clean-cache
+	rm -rf site $(VENV)

@@ -1,0 +1,228 @@
+"""The on-disk result cache and ``run``, the one way pages call an experiment.
+
+A result is keyed by the source of the experiment's module and of every module it imports from its own
+package and from ``snippets`` (transitively), by its parameters, and by the environment fingerprint. A hit
+returns the stored JSON; a miss runs the experiment and stores the result atomically. ``REFRESH=1``
+re-runs every experiment (once per process), ``REFRESH=nontiming`` only those not marked ``timing=True``.
+A corrupt entry is recomputed with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+import types
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from . import environment
+
+log = logging.getLogger("mkdocs.plugins.pitfalls")
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+FORMAT_VERSION = 1
+
+# The page being rendered, set by the MkDocs hook, so errors can name it.
+current_page: str | None = None
+# Keys computed in this process: REFRESH re-runs each experiment once per build, not once per block.
+_refreshed: set[str] = set()
+
+
+class ExperimentError(RuntimeError):
+    """An experiment could not produce its result: bad parameters, or it raised."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    func: Callable[..., dict]
+    name: str
+    timing: bool
+
+    def __call__(self, **params: Any) -> dict:
+        return self.func(**params)
+
+
+def experiment(*, timing: bool = False) -> Callable[[Callable[..., dict]], Experiment]:
+    """Mark a function as an experiment. ``timing=True`` marks results that depend on wall-clock time."""
+
+    def wrap(func: Callable[..., dict]) -> Experiment:
+        module = func.__module__.removeprefix("snippets.experiments.")
+        return Experiment(func=func, name=f"{module}.{func.__name__}", timing=timing)
+
+    return wrap
+
+
+@dataclass
+class Result:
+    """What ``run`` returns: the experiment's JSON value and where it came from."""
+
+    value: dict
+    experiment: str
+    params: dict
+    fingerprint: dict
+    computed_at: str
+    elapsed_s: float
+    timing: bool
+    cached: bool = field(default=False)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.value[key]
+
+    @property
+    def stamp(self) -> str:
+        return environment.stamp(self.fingerprint, self.computed_at)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("PITFALLS_CACHE_DIR") or PROJECT_ROOT / ".cache" / "results")
+
+
+def _own_modules(module: types.ModuleType, roots: set[str], seen: dict[str, types.ModuleType]) -> None:
+    """Collect ``module`` and, transitively, every module of ``roots`` that it refers to."""
+    if module.__name__ in seen:
+        return
+    seen[module.__name__] = module
+    for value in vars(module).values():
+        if isinstance(value, types.ModuleType):
+            target = value
+        else:
+            target = sys.modules.get(getattr(value, "__module__", None) or "")
+        if target is None or target.__name__ in seen:
+            continue
+        if target.__name__.split(".")[0] in roots and getattr(target, "__file__", None):
+            _own_modules(target, roots, seen)
+
+
+def source_digest(func: Callable) -> str:
+    """Hash of the source of ``func``'s module and of everything it imports from its package and snippets."""
+    module = sys.modules[func.__module__]
+    roots = {module.__name__.split(".")[0], "snippets"}
+    seen: dict[str, types.ModuleType] = {}
+    _own_modules(module, roots, seen)
+    digest = hashlib.sha256()
+    for name in sorted(seen):
+        if name == __name__:  # the cache's own code does not change results
+            continue
+        digest.update(name.encode())
+        digest.update(Path(seen[name].__file__).read_bytes())
+    return digest.hexdigest()
+
+
+def _bind(exp: Experiment, params: dict) -> dict:
+    signature = inspect.signature(exp.func)
+    unknown = sorted(set(params) - set(signature.parameters))
+    if unknown:
+        accepted = ", ".join(signature.parameters) or "none"
+        raise ExperimentError(
+            f"{_where()}experiment {exp.name!r} got unknown parameter(s) {', '.join(unknown)}; "
+            f"it accepts: {accepted}"
+        )
+    bound = signature.bind(**params)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def _where() -> str:
+    return f"[page {current_page}] " if current_page else ""
+
+
+def cache_key(exp: Experiment, params: dict, fp: dict) -> str:
+    material = json.dumps(
+        {
+            "format": FORMAT_VERSION,
+            "experiment": exp.name,
+            "source": source_digest(exp.func),
+            "params": params,
+            "fingerprint": fp,
+        },
+        sort_keys=True,
+        default=repr,
+    )
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+def _entry_path(exp: Experiment, key: str) -> Path:
+    return cache_dir() / exp.name / f"{key[:24]}.json"
+
+
+def _wants_refresh(exp: Experiment) -> bool:
+    mode = os.environ.get("REFRESH", "").strip().lower()
+    if mode in ("", "0", "no", "false"):
+        return False
+    if mode == "nontiming":
+        return not exp.timing
+    return True
+
+
+def _load(path: Path, key: str) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        if entry["key"] != key or not isinstance(entry["value"], dict):
+            raise ValueError("key or value does not match")
+        return entry
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        log.warning("Cache entry %s is corrupt (%s); recomputing", path, error)
+        return None
+
+
+def _store(path: Path, entry: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(entry, handle, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(exp: Experiment, /, **params: Any) -> Result:
+    """Return ``exp(**params)`` from the cache, computing and storing it on a miss."""
+    if not isinstance(exp, Experiment):
+        raise ExperimentError(f"{_where()}{exp!r} is not an experiment (decorate it with @experiment())")
+    params = _bind(exp, params)
+    fp = environment.fingerprint()
+    key = cache_key(exp, params, fp)
+    path = _entry_path(exp, key)
+    refresh = _wants_refresh(exp) and key not in _refreshed
+    entry = None if refresh else _load(path, key)
+    if entry is not None:
+        return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
+                      exp.timing, cached=True)
+
+    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    log.info("pitfalls: running %s(%s)", exp.name, shown)
+    start = time.perf_counter()
+    try:
+        value = exp.func(**params)
+    except Exception as error:
+        raise ExperimentError(
+            f"{_where()}experiment {exp.name}({shown}) raised {type(error).__name__}: {error}"
+        ) from error
+    elapsed = time.perf_counter() - start
+    if not isinstance(value, dict):
+        raise ExperimentError(f"{_where()}experiment {exp.name} returned {type(value).__name__}, not a dict")
+    computed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    entry = {"key": key, "experiment": exp.name, "params": params, "fingerprint": fp,
+             "computed_at": computed_at, "elapsed_s": elapsed, "value": value}
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as error:
+        raise ExperimentError(f"{_where()}experiment {exp.name} returned a value that is not JSON: {error}")
+    _store(path, entry)
+    _refreshed.add(key)
+    log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
+    # Return what a later cache hit would return, so a page renders the same either way.
+    value = json.loads(json.dumps(value))
+    return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False)

@@ -1,0 +1,91 @@
+"""The environment fingerprint: what a result depends on besides code and parameters.
+
+The device is chosen here and only here (CUDA when present, else CPU; ``PITFALLS_DEVICE`` overrides).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import sys
+from datetime import datetime, timezone
+
+import torch
+
+
+def pick_device() -> torch.device:
+    """The device every experiment runs on: ``PITFALLS_DEVICE`` if set, else CUDA when present, else CPU."""
+    requested = os.environ.get("PITFALLS_DEVICE")
+    if requested:
+        device = torch.device(requested)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"PITFALLS_DEVICE={requested!r} but torch.cuda.is_available() is False")
+        return device
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
+@functools.cache
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith(("model name", "Model", "Hardware")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def device_name(device: torch.device | None = None) -> str:
+    device = device or pick_device()
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU ({cpu_model()})"
+
+
+def fingerprint() -> dict[str, str | int]:
+    """What makes a measurement machine-specific. Part of every cache key and every timing stamp."""
+    device = pick_device()
+    return {
+        "torch": torch.__version__,
+        "device": str(device.type),
+        "device_name": device_name(device),
+        "cpu": cpu_model(),
+        "threads": torch.get_num_threads(),
+    }
+
+
+def stamp(fp: dict | None = None, when: str | None = None) -> str:
+    """One line naming the environment that produced a result."""
+    fp = fp or fingerprint()
+    text = f"torch {fp['torch']} · {fp['device_name']} · {fp['threads']} threads · CPU {fp['cpu']}"
+    if when:
+        text += f" · {when[:10]}"
+    return text
+
+
+def describe() -> list[tuple[str, str]]:
+    """Rows for the Environment page."""
+    import matplotlib
+    import numpy
+
+    device = pick_device()
+    rows = [
+        ("Device used by experiments", device_name(device)),
+        ("CPU model", cpu_model()),
+        ("Logical CPUs (os.cpu_count)", str(os.cpu_count())),
+        ("torch intra-op threads", str(torch.get_num_threads())),
+        ("torch inter-op threads", str(torch.get_num_interop_threads())),
+        ("torch", torch.__version__),
+        ("torch CUDA build", str(torch.version.cuda or "none (CPU build)")),
+        ("CUDA available", str(torch.cuda.is_available())),
+        ("torch parallel backend", torch.__config__.parallel_info().splitlines()[-1].strip()
+         if torch.__config__.parallel_info() else "unknown"),
+        ("Python", sys.version.split()[0]),
+        ("NumPy", numpy.__version__),
+        ("Matplotlib", matplotlib.__version__),
+        ("Operating system", platform.platform()),
+        ("Built at (UTC)", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")),
+    ]
+    return rows
