@@ -1,0 +1,367 @@
+"""Seeding order: what draws from torch's global random stream, and patterns that keep runs comparable.
+
+Run ``python -m snippets.experiments.seeding`` to print the tables of the page.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from snippets.lab import claim, experiment, progress
+from snippets.lab import render
+from snippets.lab.cache import Result
+from snippets.seeding import same_parameters, seeded
+
+from .question import SimpleLinearModel, full_batch_loader, make_data, train_direct, train_loader
+
+MAX_DRAWS = 8
+
+
+def _int64_draws(before: torch.Tensor, after: torch.Tensor) -> int | None:
+    """How many ``torch.empty((), dtype=torch.int64).random_()`` calls lead from ``before`` to ``after``.
+
+    ``None`` when no count up to MAX_DRAWS matches: the operation consumed the stream some other way
+    (for example a batch of uniform floats for weight initialisation).
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.set_rng_state(before)
+        for draws in range(MAX_DRAWS + 1):
+            if torch.equal(torch.get_rng_state(), after):
+                return draws
+            torch.empty((), dtype=torch.int64).random_()
+    return None
+
+
+def _parameter_rows(a: nn.Module, b: nn.Module) -> list[dict]:
+    rows = []
+    for (name, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters()):
+        rows.append({"name": name, "shape": list(pa.shape), "equal": torch.equal(pa, pb),
+                     "max_abs_diff": (pa - pb).abs().max().item()})
+    return rows
+
+
+@experiment()
+def creation_order(seed: int = 0) -> dict:
+    """Two models after one seed, then with a re-seed before each construction (the question's fix)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        first, second = SimpleLinearModel(), SimpleLinearModel()
+        one_seed = _parameter_rows(first, second)
+        torch.manual_seed(seed)
+        first = SimpleLinearModel()
+        torch.manual_seed(seed)
+        second = SimpleLinearModel()
+        reseeded = _parameter_rows(first, second)
+        same_after_reseed = same_parameters(first, second)
+    return {"one_seed": one_seed, "reseeded": reseeded, "same_after_reseed": same_after_reseed}
+
+
+def render_creation_order(result: Result) -> str:
+    rows = []
+    for before, after in zip(result["one_seed"], result["reseeded"]):
+        rows.append([f"`{before['name']}`", "×".join(map(str, before["shape"])),
+                     "yes" if before["equal"] else "**no**", f"{before['max_abs_diff']:.3g}",
+                     "yes" if after["equal"] else "**no**"])
+    return render.table(["parameter", "shape", "equal after one seed", "max |Δ|", "equal, seed before each"],
+                        rows, align="llrrr")
+
+
+def _question_run(epochs: int, reseed: bool, *, through_loader: bool) -> dict:
+    """The question's script, end to end; ``reseed`` applies the fix (seed before each construction).
+
+    ``through_loader=False`` trains the second model with the direct loop too: the fixed run proves the two
+    loops identical from equal starts, and skipping the slow loader keeps the build fast.
+    """
+    x, y = make_data()  # seeds 0, draws the noise: exactly the question's first lines
+    if reseed:
+        torch.manual_seed(0)
+    model_direct = SimpleLinearModel()
+    if reseed:
+        torch.manual_seed(0)
+    model_loader = SimpleLinearModel()
+    same_start = same_parameters(model_direct, model_loader)
+    direct = train_direct(model_direct, x, y, epochs)
+    if through_loader:
+        loader = train_loader(model_loader, full_batch_loader(x, y), epochs)
+    else:
+        loader = train_direct(model_loader, x, y, epochs)
+    with torch.no_grad():
+        pred_direct = model_direct(x).squeeze(1).tolist()
+        pred_loader = model_loader(x).squeeze(1).tolist()
+    return {"same_start": same_start, "direct": direct, "loader": loader,
+            "same_end": same_parameters(model_direct, model_loader),
+            "pred_direct": pred_direct, "pred_loader": pred_loader}
+
+
+@experiment()
+def training_equivalence(epochs: int = 2000) -> dict:
+    """The question's two trainings: fixed (seed before each model, real DataLoader) and as asked (one seed)."""
+    if epochs < 1:
+        raise ValueError(f"epochs must be >= 1, got {epochs}")
+    with torch.random.fork_rng(devices=[]):
+        runs = {}
+        for name, reseed in progress([("fixed", True), ("as_asked", False)], "seeding: question trainings"):
+            runs[name] = _question_run(epochs, reseed, through_loader=reseed)
+        x, y = make_data()
+    fixed = runs["fixed"]
+    differing_epochs = sum(a != b for a, b in zip(fixed["direct"], fixed["loader"]))
+    max_diff = max(abs(a - b) for a, b in zip(fixed["direct"], fixed["loader"]))
+    return {"epochs": epochs, "x": x.squeeze(1).tolist(), "y": y.squeeze(1).tolist(), **runs,
+            "differing_epochs": differing_epochs, "max_abs_diff": max_diff}
+
+
+def render_loss_curves(result: Result) -> str:
+    fixed, asked = result["fixed"], result["as_asked"]
+    epochs = range(1, result["epochs"] + 1)
+    fig, (left, right) = render.new_figure("pair", ncols=2)
+    left.plot(epochs, asked["direct"], label="direct (as asked)")
+    left.plot(epochs, asked["loader"], label="DataLoader (as asked)", linestyle="--")
+    left.plot(epochs, fixed["direct"], label="direct (seed before each model)")
+    left.plot(epochs, fixed["loader"], label="DataLoader (seed before each model)", linestyle=":")
+    left.set(yscale="log", xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
+    left.legend(fontsize=8)
+    diff = [a - b for a, b in zip(fixed["direct"], fixed["loader"])]
+    right.plot(epochs, diff, color=render.COLORS[2])
+    right.set(xlabel="epoch", ylabel="direct − DataLoader", title="Difference with equal starts")
+    return render.svg(fig, result, alt="Loss curves of direct and DataLoader training, and their difference")
+
+
+def render_fits(result: Result) -> str:
+    fig, axes = render.new_figure("pair", ncols=2, sharey=True)
+    for ax, key, title in zip(axes, ("pred_direct", "pred_loader"), ("Direct training", "Training with DataLoader")):
+        ax.scatter(result["x"], result["y"], s=1, color="#7f7f7f", label="data")
+        ax.plot(result["x"], result["fixed"][key], color=render.COLORS[1], label="fit")
+        ax.set(title=title + " (seed before each model)", xlabel="x")
+    axes[0].set_ylabel("y")
+    return render.svg(fig, result, alt="The question's two fitted curves, identical once both models start alike")
+
+
+def _rng_advance(operation: Callable[[], object]) -> tuple[bool, int | None]:
+    before = torch.get_rng_state()
+    operation()
+    after = torch.get_rng_state()
+    return not torch.equal(before, after), _int64_draws(before, after)
+
+
+def _epoch(loader) -> None:
+    for _ in loader:
+        pass
+
+
+@experiment()
+def rng_consumers(n_samples: int = 100) -> dict:
+    """Which everyday operations advance the global CPU generator, compared state before and after."""
+    dataset = TensorDataset(torch.arange(n_samples, dtype=torch.float32).unsqueeze(1))
+    dropout_input = torch.ones(8, 8)
+    dropout = nn.Dropout(0.5)
+    private = torch.Generator().manual_seed(0)
+    operations: list[tuple[str, Callable[[], object]]] = [
+        ("nn.Linear(1, 10) — module construction", lambda: nn.Linear(1, 10)),
+        ("torch.linspace(-10, 10, 1000)", lambda: torch.linspace(-10, 10, 1000)),
+        ("torch.randn_like(x) — the question's noise", lambda: torch.randn_like(dropout_input)),
+        ("len(DataLoader(...))", lambda: len(DataLoader(dataset, batch_size=10))),
+        ("iter(DataLoader(..., shuffle=False))", lambda: iter(DataLoader(dataset, batch_size=10))),
+        ("one epoch, shuffle=False", lambda: _epoch(DataLoader(dataset, batch_size=10))),
+        ("iter(DataLoader(..., shuffle=True))", lambda: iter(DataLoader(dataset, batch_size=10, shuffle=True))),
+        ("one epoch, shuffle=True", lambda: _epoch(DataLoader(dataset, batch_size=10, shuffle=True))),
+        ("one epoch, shuffle=True, generator=g",
+         lambda: _epoch(DataLoader(dataset, batch_size=10, shuffle=True, generator=private))),
+        ("nn.Dropout(0.5) forward, train mode", lambda: dropout.train()(dropout_input)),
+        ("nn.Dropout(0.5) forward, eval mode", lambda: dropout.eval()(dropout_input)),
+    ]
+    rows = []
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        for name, operation in operations:
+            advances, draws = _rng_advance(operation)
+            rows.append({"operation": name, "advances": advances, "int64_draws": draws})
+    return {"rows": rows, "by_name": {row["operation"]: row for row in rows}}
+
+
+def render_rng_consumers(result: Result) -> str:
+    rows = []
+    for row in result["rows"]:
+        draws = row["int64_draws"]
+        shown = str(draws) if draws is not None else "other (many values)"
+        rows.append([f"`{row['operation'].split(' — ')[0]}`" if "—" in row["operation"] else f"`{row['operation']}`",
+                     "**yes**" if row["advances"] else "no", shown])
+    return render.table(["operation", "advances the global RNG", "equivalent int64 draws"], rows, align="lcr")
+
+
+@experiment()
+def loader_between_models(seed: int = 0) -> dict:
+    """Creating a DataLoader iterator between two constructions changes the second model."""
+    dataset = TensorDataset(torch.zeros(10, 1))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        plain_a, plain_b = SimpleLinearModel(), SimpleLinearModel()
+        torch.manual_seed(seed)
+        first_a = SimpleLinearModel()
+        iter(DataLoader(dataset, batch_size=10))
+        first_b = SimpleLinearModel()
+        with seeded(seed):
+            guarded_a = SimpleLinearModel()
+        iter(DataLoader(dataset, batch_size=10))
+        with seeded(seed):
+            guarded_b = SimpleLinearModel()
+    return {
+        "first_model_unchanged": same_parameters(plain_a, first_a),
+        "second_model_unchanged": same_parameters(plain_b, first_b),
+        "seeded_models_equal": same_parameters(guarded_a, guarded_b),
+    }
+
+
+@experiment()
+def generator_isolation(n_samples: int = 100, batch_size: int = 10) -> dict:
+    """A DataLoader with its own generator leaves the global stream alone and repeats its order."""
+    dataset = TensorDataset(torch.arange(n_samples))
+
+    def order(generator: torch.Generator | None) -> list[int]:
+        loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, generator=generator)
+        return [int(i) for (batch,) in loader for i in batch]
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        before = torch.get_rng_state()
+        first = order(torch.Generator().manual_seed(1234))
+        global_untouched = torch.equal(before, torch.get_rng_state())
+        SimpleLinearModel()  # a model built in between does not change the data order
+        second = order(torch.Generator().manual_seed(1234))
+        torch.manual_seed(0)
+        global_order = order(None)
+        SimpleLinearModel()
+        torch.manual_seed(0)
+        SimpleLinearModel()
+        shifted_order = order(None)
+    return {"global_untouched": global_untouched, "order_repeats": first == second,
+            "global_order_shifted": global_order != shifted_order, "first_batch": first[:batch_size]}
+
+
+class _WorkerSeeds(torch.utils.data.Dataset):
+    """Reports, per item, the worker's torch seed and one draw from each library's global RNG."""
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int):
+        info = torch.utils.data.get_worker_info()
+        numpy_draw = -1.0
+        try:
+            import numpy
+            numpy_draw = float(numpy.random.random())
+        except ImportError:
+            pass
+        return torch.tensor([info.id if info else -1, torch.initial_seed() % 2**31, numpy_draw, random.random()],
+                            dtype=torch.float64)
+
+
+def seed_worker(worker_id: int) -> None:
+    """PyTorch's reproducibility notes: derive other libraries' seeds from the worker's torch seed."""
+    import numpy
+    worker_seed = torch.initial_seed() % 2**32
+    numpy.random.seed(worker_seed)
+    random.seed(worker_seed)
+
+
+@experiment()
+def worker_seeds(num_workers: int = 2) -> dict:
+    """Per-worker seeds: distinct across workers, repeated across runs when the loader has a seeded generator."""
+
+    def collect(worker_init_fn) -> list[list[float]]:
+        loader = DataLoader(_WorkerSeeds(), batch_size=1, num_workers=num_workers,
+                            generator=torch.Generator().manual_seed(7), worker_init_fn=worker_init_fn,
+                            multiprocessing_context="spawn" if False else None)
+        return [batch[0].tolist() for batch in loader]
+
+    with torch.random.fork_rng(devices=[]):
+        first, second = collect(None), collect(None)
+        with_init = collect(seed_worker)
+    by_worker = {int(row[0]): row for row in first}
+    return {
+        "rows": first,
+        "repeatable": first == second,
+        "distinct_torch_seeds": len({row[1] for row in by_worker.values()}) == len(by_worker),
+        "distinct_numpy": len({row[2] for row in by_worker.values()}) == len(by_worker),
+        "with_init_repeatable": with_init == collect(seed_worker),
+        "workers": len(by_worker),
+    }
+
+
+@experiment()
+def thread_count_effect(n_values: int = 3_000_017, size: int = 512, epochs: int = 300) -> dict:
+    """Do results change bitwise with the number of intra-op threads on this machine?"""
+    counts = sorted({1, torch.get_num_threads()})
+    generator = torch.Generator().manual_seed(0)
+    vector = torch.randn(n_values, generator=generator)
+    matrix = torch.randn(size, size, generator=generator)
+    operations = {
+        f"sum of {n_values:,} float32": lambda: vector.sum(),
+        f"dot product of {n_values:,} float32": lambda: vector.dot(vector),
+        f"{size}×{size} matmul": lambda: matrix @ matrix,
+    }
+    x, y = make_data()
+    outputs: dict[int, dict[str, torch.Tensor]] = {}
+    losses: dict[int, list[float]] = {}
+    original = torch.get_num_threads()
+    try:
+        for threads in counts:
+            torch.set_num_threads(threads)
+            outputs[threads] = {name: op() for name, op in operations.items()}
+            with seeded(0):
+                model = SimpleLinearModel()
+            losses[threads] = train_direct(model, x, y, epochs)
+    finally:
+        torch.set_num_threads(original)
+    lo, hi = counts[0], counts[-1]
+    rows = [{"operation": name, "equal": torch.equal(outputs[lo][name], outputs[hi][name]),
+             "max_abs_diff": (outputs[lo][name] - outputs[hi][name]).abs().max().item()} for name in operations]
+    rows.append({"operation": f"the question's training, {epochs} epochs (losses)",
+                 "equal": losses[lo] == losses[hi],
+                 "max_abs_diff": max(abs(a - b) for a, b in zip(losses[lo], losses[hi]))})
+    return {"thread_counts": counts, "rows": rows, "any_differs": not all(r["equal"] for r in rows)}
+
+
+def render_thread_count_effect(result: Result) -> str:
+    lo, hi = result["thread_counts"][0], result["thread_counts"][-1]
+    rows = [[row["operation"], "yes" if row["equal"] else "**no**", f"{row['max_abs_diff']:.3g}"]
+            for row in result["rows"]]
+    return render.table(["computation", f"bitwise equal, {lo} vs {hi} threads", "max |Δ|"], rows, align="lcr")
+
+
+@experiment()
+def deterministic_mode(epochs: int = 300) -> dict:
+    """What ``torch.use_deterministic_algorithms(True)`` changes for the question's training on this device."""
+    x, y = make_data()
+    previous = torch.are_deterministic_algorithms_enabled()
+    runs = {}
+    try:
+        for flag in (False, True):
+            torch.use_deterministic_algorithms(flag)
+            with seeded(0):
+                model = SimpleLinearModel()
+            runs[flag] = train_direct(model, x, y, epochs)
+    finally:
+        torch.use_deterministic_algorithms(previous)
+    return {"identical": runs[False] == runs[True], "cudnn_deterministic": torch.backends.cudnn.deterministic,
+            "cudnn_benchmark": torch.backends.cudnn.benchmark, "cuda": torch.cuda.is_available()}
+
+
+def report() -> str:
+    from snippets.lab import run
+
+    parts = [render_creation_order(run(creation_order)), render_rng_consumers(run(rng_consumers))]
+    eq = run(training_equivalence)
+    parts.append(f"Epochs with different losses (equal starts): {eq['differing_epochs']} of {eq['epochs']}\n")
+    return "\n".join(parts)
+
+
+if __name__ == "__main__":
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    print(report())

@@ -1,0 +1,100 @@
+"""Seed once per model, not once per script.
+
+``torch.manual_seed(0)`` fixes where the global random stream starts, not what each consumer gets: every
+module construction, every ``iter(DataLoader)``, every dropout mask and every ``randn`` draws from the same
+stream, so two models built one after the other start from different weights, and inserting any random
+operation between them changes the second. Seed right before each thing that must be reproducible, or give
+it a stream of its own.
+
+Usage::
+
+    from seeding import seed_everything, seeded, same_parameters
+
+    seed_everything(0)                 # Python random, NumPy (if installed), torch CPU and CUDA
+    with seeded(0):
+        model_a = make_model()         # same weights as model_b...
+    with seeded(0):
+        model_b = make_model()
+    assert same_parameters(model_a, model_b)   # ...and the global stream is as it was before each block
+
+Only torch and the standard library are needed; copy this file into your project.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from typing import Iterator
+
+import torch
+from torch import nn
+
+__all__ = ["seed_everything", "seeded", "same_parameters"]
+
+# torch.manual_seed accepts [-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]; NumPy's legacy seed only
+# [0, 2**32 - 1]. Accepting the intersection keeps one seed meaning the same thing for every generator.
+_MAX_SEED = 2**32 - 1
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+    if not 0 <= seed <= _MAX_SEED:
+        raise ValueError(f"seed must be in [0, {_MAX_SEED}], got {seed}")
+    return seed
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's ``random``, NumPy's global generator (when NumPy is importable), torch on the CPU and
+    on every CUDA device.
+
+    This makes a script start from a known state; it does not protect one consumer from another (see
+    :func:`seeded`).
+    """
+    seed = _check_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        pass
+    else:
+        numpy.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device (lazily if CUDA is not initialised yet)
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run the block with torch's global RNG seeded to ``seed``; restore the previous state on exit.
+
+    The CPU generator and the generators of every CUDA device that exists are saved and restored, also when
+    the block raises, so code after the block sees the stream as if the block had never run.
+    """
+    seed = _check_seed(seed)
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield
+
+
+def same_parameters(a: nn.Module, b: nn.Module) -> bool:
+    """True when both modules have the same parameter and buffer names, shapes, dtypes and bitwise values."""
+    if not isinstance(a, nn.Module) or not isinstance(b, nn.Module):
+        raise TypeError(f"same_parameters expects two nn.Module, got {type(a).__name__} and {type(b).__name__}")
+    state_a, state_b = a.state_dict(), b.state_dict()
+    if list(state_a) != list(state_b):
+        return False
+    for name, tensor_a in state_a.items():
+        tensor_b = state_b[name]
+        if tensor_a.dtype != tensor_b.dtype or tensor_a.shape != tensor_b.shape:
+            return False
+        if tensor_a.device != tensor_b.device:
+            tensor_b = tensor_b.to(tensor_a.device)
+        if not torch.equal(_bits(tensor_a), _bits(tensor_b)):
+            return False
+    return True
+
+
+def _bits(tensor: torch.Tensor) -> torch.Tensor:
+    # Compare bit patterns, not values: torch.equal says NaN != NaN and 0.0 == -0.0.
+    flat = tensor.detach().reshape(-1).contiguous()
+    return flat.view(torch.uint8) if flat.dtype != torch.bool else flat
