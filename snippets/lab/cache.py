@@ -221,7 +221,8 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     except (TypeError, ValueError) as error:
         raise ExperimentError(f"{_where()}experiment {exp.name} returned a value that is not JSON: {error}")
     _store(path, entry)
-    _refreshed.add(key)
+    if refresh:
+        _refreshed.add(key)
     log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
     # Return what a later cache hit would return, so a page renders the same either way.
     value = json.loads(json.dumps(value))

@@ -1,0 +1,43 @@
+"""Shared fixtures: the built site (one strict build per test session), and a private result cache."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MKDOCS = [sys.executable, "-m", "mkdocs"]
+
+
+def build_site(dest: Path, *, env_extra: dict[str, str] | None = None, config: Path | None = None,
+               cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """``mkdocs build --strict`` into ``dest``; returns the finished process (check ``returncode``)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **(env_extra or {})}
+    command = [*MKDOCS, "build", "--strict", "-d", str(dest)]
+    if config is not None:
+        command += ["-f", str(config)]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The real site, built once with ``--strict`` into a temporary folder (results from the project cache)."""
+    dest = tmp_path_factory.mktemp("site")
+    process = build_site(dest)
+    assert process.returncode == 0, f"strict build failed:\n{process.stdout[-4000:]}\n{process.stderr[-8000:]}"
+    return dest
+
+
+@pytest.fixture()
+def private_cache(tmp_path, monkeypatch):
+    """Point the lab at an empty cache and forget which keys this process refreshed."""
+    from snippets.lab import cache
+
+    monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("REFRESH", raising=False)
+    monkeypatch.setattr(cache, "_refreshed", set())
+    return tmp_path / "cache"

@@ -1,0 +1,85 @@
+"""A failing block, a missing include, a contradicted claim or a bad experiment call fails the strict build
+with one message that names the page and the block — checked on a throwaway site, not the real docs."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conftest import ROOT, build_site
+
+CONFIG = f"""
+site_name: throwaway
+theme:
+  name: mkdocs
+hooks:
+  - {ROOT / "snippets" / "lab" / "mkdocs_hook.py"}
+plugins:
+  - markdown-exec
+markdown_extensions:
+  - pymdownx.superfences
+  - pymdownx.snippets:
+      base_path: ["{ROOT}"]
+      check_paths: true
+"""
+
+
+def _build(tmp_path, page: str):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n")
+    (tmp_path / "docs" / "probe.md").write_text(textwrap.dedent(page))
+    (tmp_path / "mkdocs.yml").write_text(CONFIG)
+    process = build_site(tmp_path / "site", config=tmp_path / "mkdocs.yml", cwd=tmp_path,
+                         env_extra={"PITFALLS_CACHE_DIR": str(tmp_path / "cache")})
+    return process.returncode, process.stdout + process.stderr
+
+
+GOOD = '''
+# Probe
+```python exec="1" id="probe-good"
+from snippets.lab import run, claim
+from snippets.experiments import seeding
+result = run(seeding.loader_between_models)
+print(claim("the second model changes", not result["second_model_unchanged"], measured=result))
+```
+'''
+
+
+def test_control_page_builds(tmp_path):
+    code, log = _build(tmp_path, GOOD)
+    assert code == 0, log
+    html = (tmp_path / "site" / "probe" / "index.html").read_text()
+    assert 'class="pitfalls-claim"' in html and "the second model changes" in html
+
+
+@pytest.mark.parametrize(
+    ("name", "page", "expected"),
+    [
+        ("failing block",
+         '```python exec="1" id="probe-broken"\nraise RuntimeError("boom in the block")\n```\n',
+         ["[page docs/probe.md]", "'probe-broken'", "RuntimeError: boom in the block"]),
+        ("missing include",
+         '```python\n--8<-- "snippets/no_such_recipe.py"\n```\n',
+         ["no_such_recipe.py"]),
+        ("contradicted claim",
+         '```python exec="1" id="probe-claim"\nfrom snippets.lab import claim\n'
+         'print(claim("two plus two is five", 2 + 2 == 5, measured=2 + 2))\n```\n',
+         ["[page docs/probe.md]", "'probe-claim'",
+          "Claim contradicted on page probe.md: 'two plus two is five' — measured: 4"]),
+        ("unknown parameter",
+         '```python exec="1" id="probe-param"\nfrom snippets.lab import run\nfrom snippets.experiments import seeding\n'
+         'run(seeding.creation_order, sed=1)\n```\n',
+         ["'probe-param'", "[page probe.md] experiment 'seeding.creation_order' got unknown parameter(s) sed",
+          "it accepts: seed"]),
+        ("experiment raises",
+         '```python exec="1" id="probe-raises"\nfrom snippets.lab import run\nfrom snippets.experiments import seeding\n'
+         'run(seeding.training_equivalence, epochs=0)\n```\n',
+         ["'probe-raises'", "seeding.training_equivalence(epochs=0) raised ValueError: epochs must be >= 1, got 0"]),
+    ],
+)
+def test_bad_page_fails_the_strict_build(tmp_path, name, page, expected):
+    code, log = _build(tmp_path, "# Probe\n\n" + page)
+    assert code != 0, f"{name}: the build passed\n{log}"
+    for fragment in expected:
+        assert fragment in log, f"{name}: {fragment!r} missing from the build log:\n{log[-3000:]}"

@@ -1,0 +1,114 @@
+"""The seeding page's claims, checked against the installed torch at small sizes.
+
+If a later torch changes how the DataLoader draws from the global RNG, these fail — and so does the page's
+build, through its claims — instead of the site silently describing old behaviour.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from snippets.experiments import seeding
+
+
+def test_creation_order():
+    result = seeding.creation_order()
+    assert not any(row["equal"] for row in result["one_seed"])
+    assert all(row["equal"] and row["max_abs_diff"] == 0 for row in result["reseeded"])
+    assert result["same_after_reseed"]
+
+
+def test_training_is_bitwise_identical_from_equal_starts():
+    result = seeding.training_equivalence(epochs=60)
+    fixed = result["fixed"]
+    assert fixed["same_start"] and fixed["same_end"]
+    assert fixed["direct"] == fixed["loader"] and result["differing_epochs"] == 0
+    assert fixed["pred_direct"] == fixed["pred_loader"]
+    asked = result["as_asked"]
+    assert not asked["same_start"] and asked["direct"] != asked["loader"]
+    assert len(fixed["direct"]) == 60 and len(result["x"]) == 1000
+
+
+def test_experiments_do_not_disturb_the_global_stream():
+    torch.manual_seed(42)
+    before = torch.get_rng_state()
+    seeding.training_equivalence(epochs=2)
+    seeding.rng_consumers()
+    seeding.loader_between_models()
+    seeding.generator_isolation()
+    assert torch.equal(before, torch.get_rng_state())
+
+
+def test_dataloader_draws_match_the_installed_torch():
+    rows = seeding.rng_consumers()["by_name"]
+    assert rows["iter(DataLoader(..., shuffle=False))"]["int64_draws"] == 1
+    assert rows["one epoch, shuffle=False"]["int64_draws"] == 1
+    assert rows["iter(DataLoader(..., shuffle=True))"]["int64_draws"] == 1  # the sampler draws lazily
+    assert rows["one epoch, shuffle=True"]["int64_draws"] == 2
+    assert not rows["one epoch, shuffle=True, generator=g"]["advances"]
+    assert rows["nn.Linear(1, 10) — module construction"]["advances"]
+    assert rows["nn.Dropout(0.5) forward, train mode"]["advances"]
+    assert not rows["nn.Dropout(0.5) forward, eval mode"]["advances"]
+    assert not rows["len(DataLoader(...))"]["advances"]
+    assert not rows["torch.linspace(-10, 10, 1000)"]["advances"]
+
+
+def test_int64_draw_count_is_exact():
+    """The counter itself: k explicit draws are recognised as k, and a float draw as none."""
+    torch.manual_seed(0)
+    for k in range(4):
+        before = torch.get_rng_state()
+        for _ in range(k):
+            torch.empty((), dtype=torch.int64).random_()
+        assert seeding._int64_draws(before, torch.get_rng_state()) == k
+    before = torch.get_rng_state()
+    torch.rand(1000)
+    assert seeding._int64_draws(before, torch.get_rng_state()) is None
+
+
+def test_loader_iterator_between_models_changes_the_second():
+    result = seeding.loader_between_models()
+    assert result == {"first_model_unchanged": True, "second_model_unchanged": False, "seeded_models_equal": True}
+
+
+def test_generator_isolation():
+    result = seeding.generator_isolation(n_samples=30, batch_size=5)
+    assert result["global_untouched"] and result["order_repeats"] and result["global_order_shifted"]
+    # the page's figure of a first batch must be what a loader with that generator yields
+    loader = DataLoader(TensorDataset(torch.arange(30)), batch_size=5, shuffle=True,
+                        generator=torch.Generator().manual_seed(1234))
+    assert next(iter(loader))[0].tolist() == result["first_batch"]
+
+
+def test_worker_seeds():
+    result = seeding.worker_seeds(num_workers=2)
+    assert result["workers"] == 2
+    assert result["repeatable"] and result["with_init_repeatable"]
+    assert result["distinct_torch_seeds"] and result["distinct_numpy"]
+
+
+def test_thread_count_effect_restores_threads():
+    threads = torch.get_num_threads()
+    result = seeding.thread_count_effect(n_values=10_001, size=32, epochs=3)
+    assert torch.get_num_threads() == threads
+    assert result["thread_counts"][0] == 1
+    assert len(result["rows"]) == 4
+    assert result["any_differs"] == (not all(row["equal"] for row in result["rows"]))
+
+
+def test_deterministic_mode_restores_flag():
+    before = torch.are_deterministic_algorithms_enabled()
+    result = seeding.deterministic_mode(epochs=5)
+    assert torch.are_deterministic_algorithms_enabled() == before
+    assert result["identical"]
+
+
+def test_renderers_produce_tables_and_svg(private_cache):
+    from snippets.lab import run
+
+    assert "| `fc1.weight` | 10×1 | **no** |" in seeding.render_creation_order(run(seeding.creation_order))
+    eq = run(seeding.training_equivalence, epochs=5)
+    assert seeding.render_loss_curves(eq).count("<svg") == 1
+    assert seeding.render_fits(eq).count("<svg") == 1
+    assert "`iter(DataLoader(..., shuffle=False))` | **yes** | 1 |" in seeding.render_rng_consumers(run(seeding.rng_consumers))

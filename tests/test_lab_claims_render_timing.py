@@ -1,0 +1,97 @@
+"""Claims, renderers and the timing helper."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from snippets.lab import ClaimError, cache, claim, measure, render
+from snippets.lab.cache import Result
+
+
+def _result(value=None, timing=False) -> Result:
+    return Result(value or {}, "demo.figure", {}, {"torch": "x", "device": "cpu", "device_name": "CPU (demo)",
+                                                 "cpu": "demo", "threads": 2}, "2026-01-02T03:04:05+00:00", 0.1, timing)
+
+
+def test_claim_that_holds_returns_marked_text():
+    text = claim("the sky is measured", True, measured=42)
+    assert "the sky is measured" in text and 'class="pitfalls-claim"' in text and "Measured: 42" in text
+
+
+def test_contradicted_claim_names_claim_page_and_value(monkeypatch):
+    monkeypatch.setattr(cache, "current_page", "demo.md")
+    with pytest.raises(ClaimError) as error:
+        claim("losses are identical", False, measured=3.5)
+    assert str(error.value) == "Claim contradicted on page demo.md: 'losses are identical' — measured: 3.5"
+
+
+def test_claim_needs_a_real_bool():
+    with pytest.raises(TypeError, match="holds must be a bool"):
+        claim("truthy is not enough", 1, measured=1)  # type: ignore[arg-type]
+
+
+def _figure(result):
+    fig, ax = render.new_figure("wide")
+    ax.plot([0, 1, 2], [3, 1, 2], label="a")
+    ax.legend()
+    return render.svg(fig, result, alt="demo <figure>")
+
+
+def test_svg_is_byte_identical_and_dateless():
+    first, second = _figure(_result()), _figure(_result())
+    assert first == second
+    assert "<dc:date>" not in first and "<?xml" not in first and "<!DOCTYPE" not in first
+    assert 'data-timing="false"' in first and 'data-experiment="demo.figure"' in first
+    assert 'aria-label="demo &lt;figure&gt;"' in first
+    width = re.search(r'<svg[^>]* width="([\d.]+)pt"', first)
+    assert width and float(width.group(1)) == pytest.approx(8.0 * 72)
+
+
+def test_timing_figure_is_marked():
+    assert 'data-timing="true"' in _figure(_result(timing=True))
+
+
+def test_unknown_figure_size():
+    with pytest.raises(ValueError, match="unknown figure size 'huge'"):
+        render.new_figure("huge")
+
+
+def test_table_shape_errors():
+    assert render.table(["a", "b"], [[1, "x|y"]]) == "| a | b |\n| :--- | ---: |\n| 1 | x\\|y |\n"
+    with pytest.raises(ValueError, match="has 1 cells for 2 columns"):
+        render.table(["a", "b"], [[1]])
+
+
+def test_timing_table_has_ratio_and_stamp():
+    rows = [{"label": "base", "median": 2e-3, "iqr": 1e-4, "blocks": 7},
+            {"label": "slow", "median": 6e-3, "iqr": 2e-4, "blocks": 7}]
+    text = render.timing_table(_result(timing=True), rows)
+    assert "| base | 2 ms | 100 µs | 1.00 (baseline) | 7 |" in text
+    assert "| slow | 6 ms | 200 µs | 3.00 | 7 |" in text
+    assert 'class="pitfalls-stamp"' in text and "torch x" in text and "2026-01-02" in text
+
+
+def test_seconds_units():
+    assert [render.seconds(v) for v in (2.5, 0.0123, 4.5e-6, 3e-9)] == ["2.5 s", "12.3 ms", "4.5 µs", "3 ns"]
+
+
+def test_measure_reports_ordered_statistics_and_counts_calls():
+    calls = []
+
+    def work():
+        calls.append(1)
+        time.sleep(0.002)
+
+    stats = measure(work, repeats=5, min_run_time=0.0, block_time=0.0)
+    assert stats["blocks"] >= 5 and stats["runs"] == stats["blocks"]
+    assert len(calls) == stats["runs"] + 1  # plus one warm-up call
+    assert stats["min"] <= stats["median"] <= stats["max"]
+    assert stats["median"] >= 0.002 and stats["iqr"] >= 0
+
+
+def test_measure_rejects_zero_repeats():
+    with pytest.raises(ValueError, match="repeats must be >= 1, got 0"):
+        measure(lambda: None, repeats=0)

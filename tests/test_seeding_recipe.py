@@ -1,0 +1,116 @@
+"""snippets/seeding.py: seed_everything, seeded, same_parameters."""
+
+from __future__ import annotations
+
+import random
+
+import numpy
+import pytest
+import torch
+from torch import nn
+
+from snippets.seeding import same_parameters, seed_everything, seeded
+
+
+def _draws():
+    return random.random(), float(numpy.random.random()), torch.rand(1).item()
+
+
+def test_seed_everything_covers_python_numpy_and_torch():
+    seed_everything(5)
+    first = _draws()
+    seed_everything(5)
+    assert _draws() == first
+    seed_everything(6)
+    second = _draws()
+    assert all(a != b for a, b in zip(first, second)), "each named RNG must follow the seed"
+
+
+def test_seed_everything_matches_torch_manual_seed():
+    seed_everything(3)
+    ours = torch.get_rng_state()
+    torch.manual_seed(3)
+    assert torch.equal(ours, torch.get_rng_state())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; CPU twin: test_seed_everything_matches_torch_manual_seed")
+def test_seed_everything_seeds_cuda():
+    seed_everything(3)
+    first = torch.rand(4, device="cuda")
+    seed_everything(3)
+    assert torch.equal(first, torch.rand(4, device="cuda"))
+
+
+def test_seeded_makes_blocks_equal_and_restores_state():
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    with seeded(0):
+        a = nn.Linear(4, 3)
+    assert torch.equal(before, torch.get_rng_state())
+    with seeded(0):
+        b = nn.Linear(4, 3)
+    assert same_parameters(a, b)
+    assert torch.equal(before, torch.get_rng_state())
+
+
+def test_seeded_restores_state_when_the_block_raises():
+    torch.manual_seed(9)
+    before = torch.get_rng_state()
+    with pytest.raises(KeyError):
+        with seeded(1):
+            torch.rand(100)
+            raise KeyError("inside")
+    assert torch.equal(before, torch.get_rng_state())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; CPU twin: test_seeded_restores_state_when_the_block_raises")
+def test_seeded_restores_cuda_state():
+    before = torch.cuda.get_rng_state()
+    with seeded(1):
+        torch.rand(100, device="cuda")
+    assert torch.equal(before, torch.cuda.get_rng_state())
+
+
+@pytest.mark.parametrize("bad", [1.5, "0", None, True, [1]])
+def test_non_integer_seed_is_a_type_error(bad):
+    with pytest.raises(TypeError, match=f"seed must be an int, got {type(bad).__name__}"):
+        seed_everything(bad)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        with seeded(bad):
+            pass
+
+
+@pytest.mark.parametrize("bad", [-1, 2**32, 2**64])
+def test_out_of_range_seed_is_a_value_error(bad):
+    with pytest.raises(ValueError, match=rf"seed must be in \[0, 4294967295\], got {bad}"):
+        seed_everything(bad)
+
+
+def test_same_parameters_is_bitwise_and_checks_names():
+    torch.manual_seed(0)
+    a = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    b = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    assert not same_parameters(a, b)
+    b.load_state_dict(a.state_dict())
+    assert same_parameters(a, b)
+    with torch.no_grad():
+        b[0].weight[0, 0] = torch.nextafter(b[0].weight[0, 0], torch.tensor(2.0))
+    assert not same_parameters(a, b), "a one-ulp difference must count"
+    assert not same_parameters(nn.Linear(2, 2), nn.Sequential(nn.Linear(2, 2)))
+    assert not same_parameters(nn.Linear(2, 2), nn.Linear(2, 3))
+
+
+def test_same_parameters_treats_equal_nans_as_equal_and_signed_zeros_as_different():
+    a, b = nn.Linear(1, 1), nn.Linear(1, 1)
+    with torch.no_grad():
+        a.weight.fill_(float("nan")); b.weight.fill_(float("nan"))
+        a.bias.fill_(0.0); b.bias.fill_(0.0)
+    assert same_parameters(a, b)
+    with torch.no_grad():
+        b.bias.fill_(-0.0)
+    assert not same_parameters(a, b)
+
+
+def test_same_parameters_rejects_non_modules():
+    with pytest.raises(TypeError, match="expects two nn.Module, got Tensor and Linear"):
+        same_parameters(torch.zeros(1), nn.Linear(1, 1))
