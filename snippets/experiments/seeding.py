@@ -136,8 +136,9 @@ def render_fits(result: Result) -> str:
     for ax, key, title in zip(axes, ("pred_direct", "pred_loader"), ("Direct training", "Training with DataLoader")):
         ax.scatter(result["x"], result["y"], s=1, color="#7f7f7f", label="data")
         ax.plot(result["x"], result["fixed"][key], color=render.COLORS[1], label="fit")
-        ax.set(title=title + " (seed before each model)", xlabel="x")
+        ax.set(title=title, xlabel="x")
     axes[0].set_ylabel("y")
+    fig.suptitle("The question's two fits, each model seeded before construction", fontsize=10)
     return render.svg(fig, result, alt="The question's two fitted curves, identical once both models start alike")
 
 

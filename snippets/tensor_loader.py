@@ -1,0 +1,167 @@
+"""TensorLoader: batches of in-memory tensors, as DataLoader(TensorDataset(...)) yields them, without its overhead.
+
+The pitfall it fixes: ``DataLoader(TensorDataset(x, y), batch_size=b)`` builds every batch one sample at a
+time — it calls ``dataset[i]`` once per sample and then ``torch.stack``\\ s the pieces (``default_collate``).
+For tensors that already sit in memory that per-sample work costs far more than the training step of a
+small model, even when the whole dataset is a single batch. TensorLoader slices (sequential) or gathers
+with one index per batch (shuffled) instead, on the tensors' own device.
+
+It is a drop-in replacement: for the same arguments it yields the same batches in the same order as
+``DataLoader(TensorDataset(*tensors), batch_size=..., shuffle=..., drop_last=..., generator=...)`` (with the
+default ``num_workers=0``), epoch after epoch, and it draws the same random numbers, so the global RNG and
+``generator`` end every epoch in the same state. A seeded training run changes nothing but its speed.
+
+Usage::
+
+    from tensor_loader import TensorLoader
+
+    loader = TensorLoader(x, y, batch_size=64, shuffle=True)
+    for x_batch, y_batch in loader:
+        loss = criterion(model(x_batch), y_batch)
+
+Differences from DataLoader, all deliberate:
+
+* Batches are tuples, not lists (``default_collate`` turns a tuple sample into a list).
+* Sequential batches (``shuffle=False``) are *views* of the input: they share its memory, so an in-place
+  change to a batch changes the dataset, and a slice of a non-contiguous tensor is not contiguous.
+  DataLoader's batches are always fresh contiguous copies. Shuffled batches are fresh copies here too.
+* No ``num_workers``, ``pin_memory``, ``sampler`` or ``collate_fn``: data already in memory (or on the GPU)
+  needs none of them. TensorLoader draws the worker base seed that ``iter(DataLoader)`` draws, so its RNG
+  use matches ``num_workers=0`` and any ``num_workers`` alike in the main process; what cannot match is
+  randomness *inside* DataLoader's worker processes, because there are none.
+* With ``shuffle=True`` and no ``generator`` DataLoader also draws a second permutation from a private
+  generator after the last index of each epoch; nobody can observe that draw, so TensorLoader skips it.
+  With a user ``generator`` that second permutation advances the generator, so TensorLoader draws it too,
+  at the same moment in the epoch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator, Optional
+
+import torch
+
+__all__ = ["TensorLoader"]
+
+# Sequential batches are cut in spans of this many batches with one ``split`` per tensor: the views are
+# made in C++, and a span bounds memory when batch_size is 1 and the dataset has millions of rows.
+_BATCHES_PER_SPAN = 1024
+
+
+class TensorLoader:
+    """Iterate over ``tensors`` in batches along their first dimension, like DataLoader over a TensorDataset.
+
+    Args:
+        *tensors: one or more tensors with the same size of the first dimension, all on one device.
+        batch_size: samples per batch (an int >= 1).
+        shuffle: reshuffle at every epoch, exactly as ``DataLoader(shuffle=True)`` does.
+        drop_last: drop the last batch if it has fewer than ``batch_size`` samples.
+        generator: a CPU ``torch.Generator`` to draw from instead of the global RNG (as DataLoader's).
+
+    Yields tuples with one batch per input tensor, on the tensors' device. See the module docstring for
+    the (few) differences from DataLoader.
+    """
+
+    def __init__(self, *tensors: torch.Tensor, batch_size: int = 1, shuffle: bool = False,
+                 drop_last: bool = False, generator: Optional[torch.Generator] = None) -> None:
+        if not tensors:
+            raise TypeError("TensorLoader needs at least one tensor, got none")
+        for position, tensor in enumerate(tensors):
+            if not isinstance(tensor, torch.Tensor):
+                raise TypeError(f"TensorLoader takes tensors; argument {position} is a {type(tensor).__name__}")
+            if tensor.dim() == 0:
+                raise ValueError(f"argument {position} is a 0-dim tensor; it has no first dimension to batch")
+        shapes = [tuple(tensor.shape) for tensor in tensors]
+        if len({shape[0] for shape in shapes}) != 1:
+            raise ValueError(f"all tensors need the same size of the first dimension, got shapes {shapes}")
+        devices = {tensor.device for tensor in tensors}
+        if len(devices) != 1:
+            raise ValueError(f"all tensors must be on one device, got {sorted(str(d) for d in devices)}")
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool):
+            raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__} {batch_size!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        for name, flag in (("shuffle", shuffle), ("drop_last", drop_last)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, got {type(flag).__name__} {flag!r}")
+        if generator is not None:
+            if not isinstance(generator, torch.Generator):
+                raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+            if generator.device.type != "cpu":
+                raise ValueError(f"generator must be a CPU generator, as DataLoader's; got one on {generator.device}")
+        if shapes[0][0] == 0:
+            raise ValueError(f"the dataset is empty: the tensors have shapes {shapes}")
+
+        self.tensors: tuple[torch.Tensor, ...] = tensors
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.drop_last = drop_last
+        self.generator = generator
+        self.device: torch.device = tensors[0].device
+        self._num_samples: int = shapes[0][0]
+        # The value is never used: drawing into it reproduces DataLoader's per-epoch base-seed draw.
+        self._seed_sink = torch.empty((), dtype=torch.int64)
+        # index_select on dim 0 of an (n, 1) tensor is several times slower than on its flat (n,) view
+        # (torch 2.x, CPU), so rows of one element are gathered from the flat view; same bits either way.
+        self._gather_sources = [
+            (tensor.view(-1), tensor.shape[1:])
+            if tensor.dim() > 1 and math.prod(tensor.shape[1:]) == 1 and tensor.is_contiguous()
+            else (tensor, None)
+            for tensor in tensors
+        ]
+
+    def __len__(self) -> int:
+        if self.drop_last:
+            return self._num_samples // self.batch_size
+        return -(-self._num_samples // self.batch_size)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(str(tuple(t.shape)) for t in self.tensors)
+        return (f"TensorLoader({shapes}, batch_size={self.batch_size}, shuffle={self.shuffle}, "
+                f"drop_last={self.drop_last}, device={self.device})")
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
+        # iter(DataLoader) draws one int64 (its workers' base seed) right away, before the first batch.
+        self._seed_sink.random_(generator=self.generator)
+        return self._shuffled() if self.shuffle else self._sequential()
+
+    def _sequential(self) -> Iterator[tuple[torch.Tensor, ...]]:
+        size = self.batch_size
+        stop = self._num_samples - self._num_samples % size if self.drop_last else self._num_samples
+        span = size * _BATCHES_PER_SPAN
+        for start in range(0, stop, span):
+            end = min(start + span, stop)
+            yield from zip(*[tensor[start:end].split(size) for tensor in self.tensors])
+
+    def _shuffled(self) -> Iterator[tuple[torch.Tensor, ...]]:
+        n, size = self._num_samples, self.batch_size
+        generator = self.generator
+        if generator is None:
+            # RandomSampler seeds a private generator from the global RNG, lazily, at the first batch.
+            seed = int(torch.empty((), dtype=torch.int64).random_().item())
+            permutation = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+        else:
+            permutation = torch.randperm(n, generator=generator)
+        permutation = permutation.to(self.device)
+        full = n - n % size
+        gather = self._gather
+        for start in range(0, full, size * _BATCHES_PER_SPAN):
+            end = min(start + size * _BATCHES_PER_SPAN, full)
+            for index in permutation[start:end].split(size):
+                yield gather(index)
+        # RandomSampler draws a second permutation when the first runs out: while filling a short last
+        # batch, or at the request after the last batch. Only a user generator can tell.
+        if full < n and not self.drop_last:
+            if generator is not None:
+                torch.randperm(n, generator=generator)
+            yield gather(permutation[full:])
+        elif generator is not None:
+            torch.randperm(n, generator=generator)
+
+    def _gather(self, index: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return tuple([
+            source.index_select(0, index) if row_shape is None
+            else source.index_select(0, index).view(-1, *row_shape)
+            for source, row_shape in self._gather_sources
+        ])
