@@ -61,7 +61,8 @@ def test_control_page_builds(tmp_path):
          ["[page docs/probe.md]", "'probe-broken'", "RuntimeError: boom in the block"]),
         ("missing include",
          '```python\n--8<-- "snippets/no_such_recipe.py"\n```\n',
-         ["no_such_recipe.py"]),
+         ["Building page docs/probe.md failed: SnippetMissingError",
+          "Snippet at path 'snippets/no_such_recipe.py' could not be found"]),
         ("contradicted claim",
          '```python exec="1" id="probe-claim"\nfrom snippets.lab import claim\n'
          'print(claim("two plus two is five", 2 + 2 == 5, measured=2 + 2))\n```\n',

@@ -51,3 +51,11 @@ def on_page_markdown(markdown, page, **kwargs):
 def on_page_content(html, page, **kwargs):
     cache.current_page = None
     return html
+
+
+def on_build_error(error, **kwargs):
+    # An exception escaped a page's Markdown conversion (for example a missing --8<-- include):
+    # say which page, so the traceback that follows has a name.
+    if cache.current_page:
+        logging.getLogger("mkdocs.plugins.pitfalls").error(
+            "Building page docs/%s failed: %s: %s", cache.current_page, type(error).__name__, error)
