@@ -4,7 +4,7 @@ The pitfall it fixes: ``DataLoader(TensorDataset(x, y), batch_size=b)`` builds e
 time — it calls ``dataset[i]`` once per sample and then ``torch.stack``\\ s the pieces (``default_collate``).
 For tensors that already sit in memory that per-sample work costs far more than the training step of a
 small model, even when the whole dataset is a single batch. TensorLoader slices (sequential) or gathers
-with one index per batch (shuffled) instead, on the tensors' own device.
+rows with ``index_select`` (shuffled) instead, on the tensors' own device.
 
 It is a drop-in replacement: for the same arguments it yields the same batches in the same order as
 ``DataLoader(TensorDataset(*tensors), batch_size=..., shuffle=..., drop_last=..., generator=...)`` (with the
@@ -24,7 +24,8 @@ Differences from DataLoader, all deliberate:
 * Batches are tuples, not lists (``default_collate`` turns a tuple sample into a list).
 * Sequential batches (``shuffle=False``) are *views* of the input: they share its memory, so an in-place
   change to a batch changes the dataset, and a slice of a non-contiguous tensor is not contiguous.
-  DataLoader's batches are always fresh contiguous copies. Shuffled batches are fresh copies here too.
+  DataLoader's batches are always fresh contiguous copies. Shuffled batches are copies here too (small
+  ones are views into one block of about 1 MiB gathered for several batches at once).
 * No ``num_workers``, ``pin_memory``, ``sampler`` or ``collate_fn``: data already in memory (or on the GPU)
   needs none of them. TensorLoader draws the worker base seed that ``iter(DataLoader)`` draws, so its RNG
   use matches ``num_workers=0`` and any ``num_workers`` alike in the main process; what cannot match is
@@ -44,9 +45,12 @@ import torch
 
 __all__ = ["TensorLoader"]
 
-# Sequential batches are cut in spans of this many batches with one ``split`` per tensor: the views are
-# made in C++, and a span bounds memory when batch_size is 1 and the dataset has millions of rows.
+# Sequential batches are cut in spans of this many batches with one call per tensor, so the views are made
+# in C++; a span bounds the memory held by views when batch_size is 1 and the dataset has millions of rows.
 _BATCHES_PER_SPAN = 1024
+# Small shuffled batches are gathered in groups of up to this many rows and about this many bytes.
+_ROWS_PER_GATHER = 4096
+_BYTES_PER_GATHER = 1 << 20
 
 
 class TensorLoader:
@@ -100,6 +104,8 @@ class TensorLoader:
         self.generator = generator
         self.device: torch.device = tensors[0].device
         self._num_samples: int = shapes[0][0]
+        row_bytes = sum(math.prod(shape[1:]) * tensor.element_size() for shape, tensor in zip(shapes, tensors))
+        self._rows_per_gather = max(1, min(_ROWS_PER_GATHER, _BYTES_PER_GATHER // max(row_bytes, 1)))
         # The value is never used: drawing into it reproduces DataLoader's per-epoch base-seed draw.
         self._seed_sink = torch.empty((), dtype=torch.int64)
         # index_select on dim 0 of an (n, 1) tensor is several times slower than on its flat (n,) view
@@ -127,12 +133,18 @@ class TensorLoader:
         return self._shuffled() if self.shuffle else self._sequential()
 
     def _sequential(self) -> Iterator[tuple[torch.Tensor, ...]]:
-        size = self.batch_size
-        stop = self._num_samples - self._num_samples % size if self.drop_last else self._num_samples
+        n, size = self._num_samples, self.batch_size
         span = size * _BATCHES_PER_SPAN
-        for start in range(0, stop, span):
-            end = min(start + span, stop)
-            yield from zip(*[tensor[start:end].split(size) for tensor in self.tensors])
+        for start in range(0, n, span):
+            length = min(span, n - start)
+            count, rest = divmod(length, size)
+            sizes = [size] * count + ([rest] if rest else [])
+            # split_with_sizes makes all views of a span in one call (split() costs ~3x more per call).
+            parts = [(tensor if length == n else tensor[start:start + length]).split_with_sizes(sizes)
+                     for tensor in self.tensors]
+            if rest and self.drop_last:
+                parts = [part[:count] for part in parts]
+            yield from zip(*parts)
 
     def _shuffled(self) -> Iterator[tuple[torch.Tensor, ...]]:
         n, size = self._num_samples, self.batch_size
@@ -145,17 +157,23 @@ class TensorLoader:
             permutation = torch.randperm(n, generator=generator)
         permutation = permutation.to(self.device)
         full = n - n % size
-        gather = self._gather
-        for start in range(0, full, size * _BATCHES_PER_SPAN):
-            end = min(start + size * _BATCHES_PER_SPAN, full)
-            for index in permutation[start:end].split(size):
-                yield gather(index)
+        # Small batches are gathered a group at a time (one index_select per tensor, then views of it), as
+        # each index_select has a fixed cost of microseconds; a group holds at most about 1 MiB or one batch.
+        per_gather = max(1, self._rows_per_gather // size) * size
+        for start in range(0, full, per_gather):
+            end = min(start + per_gather, full)
+            rows = self._gather(permutation if end - start == n else permutation[start:end])
+            count = (end - start) // size
+            if count == 1:
+                yield rows
+            else:
+                yield from zip(*[part.split_with_sizes([size] * count) for part in rows])
         # RandomSampler draws a second permutation when the first runs out: while filling a short last
         # batch, or at the request after the last batch. Only a user generator can tell.
         if full < n and not self.drop_last:
             if generator is not None:
                 torch.randperm(n, generator=generator)
-            yield gather(permutation[full:])
+            yield self._gather(permutation[full:])
         elif generator is not None:
             torch.randperm(n, generator=generator)
 

@@ -1,0 +1,611 @@
+"""The built site as readers see it: served on 127.0.0.1 and driven by headless Chromium (Playwright).
+
+Pages are discovered from the built site (its sitemap and its navigation), never listed here. Each page is
+opened once on a laptop-sized screen — in the light palette, then in the dark one through the header's
+toggle, with a full-page screenshot of each — and once on a phone-sized screen. The tests below check what
+those visits recorded. Screenshots are saved under ``test-artifacts/screenshots/`` (or
+``$PITFALLS_ARTIFACTS/screenshots/``); the session prints the folder.
+
+``PITFALLS_SITE_DIR=<folder>`` tests an existing build instead of building the site. ``CHROMIUM=<path>``
+chooses the browser (default ``/usr/bin/chromium``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import urllib.request
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from browser_support import SiteServer, broken_links, discover_pages, slug
+from conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+LAPTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+MIN_PAGES = 7  # home, three questions, two notebooks, environment
+MIN_CONTRAST = 4.5  # WCAG AA for normal text
+# <use> elements per figure (matplotlib draws each scatter point or line marker as one): styling them grows
+# faster than their number — 2000 in one figure froze this site's page for over ten seconds on a 2-core laptop.
+FIGURE_MARKER_BUDGET = 500
+TIMEOUT_MS = 90_000  # a slow, shared 2-core machine
+
+SEARCHES = [("manual_seed", "seeding-order/"), ("collate", "loader-overhead/"), ("drop_last", "update-steps/")]
+RECIPES = [("seeding-order/", "snippets/seeding.py"), ("loader-overhead/", "snippets/tensor_loader.py"),
+           ("update-steps/", "snippets/step_budget.py")]
+COPY_BUTTON = 'button.md-clipboard, button.md-code__button[data-md-type="copy"]'
+PALETTE_TOGGLE = 'label.md-header__button[for^="__palette"]'
+
+
+# --- what the page reports: one script per view -------------------------------------------------------------
+
+# What a reader does to see something put away: open its collapsed box (??? example) or pick its content tab.
+REVEAL = r"""
+(element) => {
+  for (let a = element; a; a = a.parentElement) {
+    if (a.tagName === 'DETAILS' && !a.open) a.querySelector(':scope > summary').click();
+    if (a.classList.contains('tabbed-block')) {
+      const index = [...a.parentElement.children].indexOf(a);
+      const label = a.closest('.tabbed-set').querySelectorAll(':scope > .tabbed-labels > label')[index];
+      if (label) label.click();
+    }
+  }
+}
+"""
+REVEAL_JS = f"(id) => ({REVEAL})(document.getElementById(id))"
+
+MEASURE_JS = r"""
+(what) => {
+  const reveal = """ + REVEAL + r""";
+  const parse = (value) => {
+    const m = /^rgba?\(([^)]+)\)$/.exec((value || '').trim());
+    if (!m) return null;
+    const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(parseFloat);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, bottom) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3]));
+  const luminance = (rgb) => {
+    const c = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  const contrast = (a, b) => {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  const SHAPES = new Set(['path', 'rect', 'circle', 'ellipse', 'polygon', 'polyline', 'image']);
+  // The colour behind a point: composite every painted layer under `el`, top to bottom, until one is opaque.
+  const backgroundAt = (el, x, y) => {
+    const stack = document.elementsFromPoint(x, y);
+    const start = stack.indexOf(el);
+    const below = start >= 0 ? stack.slice(start + 1) : stack.filter((e) => e !== el);
+    const layers = [];
+    for (const e of below) {
+      const cs = getComputedStyle(e);
+      let c = null;
+      if (e instanceof SVGElement && e.tagName !== 'svg') {
+        if (SHAPES.has(e.tagName) && cs.fill && cs.fill !== 'none') {
+          c = parse(cs.fill);
+          if (c) c[3] *= parseFloat(cs.fillOpacity) * parseFloat(cs.opacity);
+        }
+      } else {
+        c = parse(cs.backgroundColor);
+        if (c) c[3] *= parseFloat(cs.opacity);
+      }
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 0.999) break; }
+    }
+    let bg = [255, 255, 255];  // the canvas
+    for (let i = layers.length - 1; i >= 0; i--) bg = over(layers[i], bg);
+    return bg;
+  };
+  const describe = (e) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+    (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\s+/).join('.') : '');
+  const visible = (e) => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && e.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  };
+  const body = getComputedStyle(document.body);
+  const out = {
+    scheme: document.body.getAttribute('data-md-color-scheme'),
+    bodyLuminance: luminance(over(parse(body.backgroundColor) || [255, 255, 255, 1], [255, 255, 255])),
+  };
+
+  out.figures = [...document.querySelectorAll('figure.pitfalls-figure')].map((figure, index) => {
+    const svg = figure.querySelector('svg');
+    let rect = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+    const hidden = rect.width === 0 && rect.height === 0;
+    if (svg && hidden) { reveal(figure); rect = svg.getBoundingClientRect(); }
+    const result = {index, experiment: figure.dataset.experiment || '', hasSvg: !!svg, hidden,
+                    width: rect.width, height: rect.height, elements: svg ? svg.querySelectorAll('*').length : 0,
+                    markers: svg ? svg.querySelectorAll('use').length : 0,
+                    texts: 0, illegible: [], minContrast: null};
+    if (!svg || !what.contrast) return result;
+    // Text that runs past the figure's edge is cut off; text on the same line as another collides with it.
+    const box = svg.getBoundingClientRect();
+    const placed = [];
+    for (const text of svg.querySelectorAll('text')) {
+      const label = text.textContent.trim();
+      const r = text.getBoundingClientRect();
+      if (!label || r.width === 0 || r.height === 0) continue;
+      if (r.left < box.left - 2 || r.right > box.right + 2 || r.top < box.top - 2 || r.bottom > box.bottom + 2) {
+        result.illegible.push({text: label, reason: 'cut off at the edge of the figure'});
+      }
+      for (const [other, o] of placed) {
+        const dx = Math.min(r.right, o.right) - Math.max(r.left, o.left);
+        const dy = Math.min(r.bottom, o.bottom) - Math.max(r.top, o.top);
+        if (dx > 2 && dy > 0.5 * Math.min(r.height, o.height)) {
+          result.illegible.push({text: label, reason: `overlaps ${JSON.stringify(other)}`});
+        }
+      }
+      placed.push([label, r]);
+    }
+    for (const text of svg.querySelectorAll('text')) {
+      const label = text.textContent.trim();
+      if (!label) continue;
+      let r = text.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      if (r.top < 80 || r.bottom > innerHeight || r.left < 0 || r.right > innerWidth) {
+        text.scrollIntoView({block: 'center', inline: 'center'});
+        r = text.getBoundingClientRect();
+      }
+      const cs = getComputedStyle(text);
+      const fill = parse(cs.fill);
+      if (!fill) { result.illegible.push({text: label, reason: `fill is ${cs.fill}`}); continue; }
+      fill[3] *= parseFloat(cs.fillOpacity) * parseFloat(cs.opacity);
+      const bg = backgroundAt(text, r.left + r.width / 2, r.top + r.height / 2);
+      const fg = over(fill, bg);
+      const ratio = contrast(fg, bg);
+      result.texts += 1;
+      result.minContrast = result.minContrast === null ? ratio : Math.min(result.minContrast, ratio);
+      if (ratio < what.minContrast) {
+        result.illegible.push({text: label, ratio: Math.round(ratio * 100) / 100,
+                               fg: fg.map(Math.round), bg: bg.map(Math.round)});
+      }
+    }
+    return result;
+  });
+
+  const root = document.documentElement;
+  out.scrollWidth = root.scrollWidth;
+  out.clientWidth = root.clientWidth;
+  out.offenders = [];
+  if (root.scrollWidth > root.clientWidth + 1) {
+    const clips = (e) => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== 'visible') return true; } return false; };
+    for (const e of document.body.querySelectorAll('*')) {
+      const r = e.getBoundingClientRect();
+      if (r.right > root.clientWidth + 1 && r.width > 0 && !clips(e)) {
+        out.offenders.push(`${describe(e)} (right edge ${Math.round(r.right)}px)`);
+        if (out.offenders.length >= 8) break;
+      }
+    }
+  }
+  // Every table scrolls inside a container of its own, so a wide one never widens the page.
+  out.tables = [...document.querySelectorAll('.md-content table')].map((table) => {
+    let box = null;
+    for (let a = table.parentElement; a && !a.classList.contains('md-content'); a = a.parentElement) {
+      if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) { box = a; break; }
+    }
+    const t = table.getBoundingClientRect();
+    const b = box ? box.getBoundingClientRect() : null;
+    return {header: (table.tHead || table).textContent.trim().replace(/\s+/g, ' ').slice(0, 80),
+            tableWidth: Math.round(t.width), scroller: box ? describe(box) : null,
+            boxRight: b ? Math.round(b.right) : null, boxWidth: b ? Math.round(b.width) : null};
+  });
+  if (!what.details) return out;
+
+  out.timingTables = [...document.querySelectorAll('.md-content table')]
+    .filter((t) => (t.tHead || t).textContent.includes('× baseline'))
+    .map((table) => {
+      let box = table;
+      while (box.parentElement && /md-typeset__(table|scrollwrap)/.test(box.parentElement.className)) box = box.parentElement;
+      const next = box.nextElementSibling;
+      const stamp = next && next.matches('.pitfalls-stamp') ? next : null;
+      return {header: table.tHead.textContent.trim().replace(/\s+/g, ' ').slice(0, 80),
+              next: next ? describe(next) : null, stamp: stamp ? stamp.textContent.trim() : null,
+              stampVisible: !!stamp && visible(stamp)};
+    });
+  out.codeBlocks = [...document.querySelectorAll('.md-content pre > code')]
+    .filter((code) => !code.closest('.jupyter-wrapper'))
+    .map((code) => ({id: code.parentElement.id, text: code.textContent,
+                     copy: !!code.parentElement.querySelector(what.copyButton)}));
+  out.notebookCells = [...document.querySelectorAll('.jupyter-wrapper .jp-InputArea-editor')]
+    .map((cell, index) => ({index, copy: !!cell.querySelector('clipboard-copy, ' + what.copyButton)}));
+  out.downloads = [...document.querySelectorAll('a[href]')]
+    .filter((a) => a.origin === location.origin && /\.(py|ipynb)$/.test(a.pathname))
+    .map((a) => ({href: a.href, visible: visible(a), label: (a.title || a.textContent).trim()}));
+  return out;
+}
+"""
+
+
+# --- fixtures ----------------------------------------------------------------------------------------------
+
+def _say(request, line: str) -> None:
+    """Print past pytest's output capture, so the line shows with -q too."""
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    if capture is None:
+        print(line)
+        return
+    with capture.global_and_fixture_disabled():
+        print(f"\n{line}")
+
+
+@pytest.fixture(scope="session")
+def site_dir(request) -> Path:
+    """The built site: PITFALLS_SITE_DIR when set (an existing build), else the session's strict build."""
+    override = os.environ.get("PITFALLS_SITE_DIR")
+    if override:
+        path = Path(override).resolve()
+        assert (path / "index.html").is_file(), f"PITFALLS_SITE_DIR={override} holds no built site"
+        return path
+    return request.getfixturevalue("built_site")
+
+
+@pytest.fixture(scope="session")
+def site_pages(site_dir) -> list[str]:
+    sitemap, nav = discover_pages(site_dir)
+    return list(dict.fromkeys(nav + sitemap))
+
+
+@pytest.fixture(scope="session")
+def base_url(site_dir):
+    with SiteServer(site_dir) as server:
+        yield server.base
+
+
+@pytest.fixture(scope="session")
+def artifacts(request) -> Path:
+    folder = Path(os.environ.get("PITFALLS_ARTIFACTS") or ROOT / "test-artifacts").resolve() / "screenshots"
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    _say(request, f"browser screenshots (each page, light and dark, and on a phone): {folder}")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(
+            f"The browser tests need Chromium at {CHROMIUM}, which is missing.\n"
+            "Install it (Debian/Ubuntu: sudo apt-get install chromium), or point CHROMIUM=/path/to/chromium "
+            "at an installed Chromium or Chrome. `make test` does this for you when it can (.ci/ensure-chromium.sh).",
+            pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    try:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    except Exception:
+        playwright.stop()
+        raise
+    yield chromium
+    chromium.close()
+    playwright.stop()
+
+
+class _Session:
+    """One browser context on one page, with everything the page asked the network for."""
+
+    def __init__(self, browser, base_url: str, *, viewport: dict, phone: bool = False):
+        self.local = urlsplit(base_url).netloc
+        self.context = browser.new_context(viewport=viewport, color_scheme="light", is_mobile=phone,
+                                           has_touch=phone, device_scale_factor=1, service_workers="block")
+        self.context.set_default_timeout(TIMEOUT_MS)
+        self.context.set_default_navigation_timeout(TIMEOUT_MS)
+        self.other_hosts: list[str] = []
+        self.failed: list[str] = []
+        self.console: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: m.type == "error" and self.console.append(f"console: {m.text}"))
+        self.page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
+        self.page.on("requestfailed", self._request_failed)
+        self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"HTTP {r.status} {r.url}"))
+
+    def _route(self, route):
+        url = route.request.url
+        if urlsplit(url).netloc == self.local or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:  # the site must work offline: never let a page reach another host
+            self.other_hosts.append(url)
+            route.abort("blockedbyclient")
+
+    def _request_failed(self, request):
+        if urlsplit(request.url).netloc == self.local:
+            self.failed.append(f"{request.failure} {request.url}")
+
+    def open(self, url: str):
+        response = self.page.goto(url, wait_until="load")
+        self.page.wait_for_load_state("networkidle")
+        return response
+
+    def close(self):
+        self.context.close()
+
+
+def _copied_text(session: _Session, block_id: str) -> str | None:
+    """Show a code block as a reader would (open its box, pick its tab), click its copy button, and return
+    what landed on the clipboard."""
+    button = session.page.locator(f"#{block_id}").locator(COPY_BUTTON).first
+    if not block_id or button.count() == 0:
+        return None
+    session.page.evaluate(REVEAL_JS, block_id)
+    session.page.evaluate("() => navigator.clipboard.writeText('')")
+    button.click(timeout=15_000)
+    session.page.wait_for_function("() => navigator.clipboard.readText().then((t) => t.length > 0)",
+                                   timeout=10_000)
+    return session.page.evaluate("() => navigator.clipboard.readText()")
+
+
+def _visit(browser, base_url: str, page: str, artifacts: Path) -> dict:
+    """Open one page on a laptop (light, then dark) and on a phone; return what each view measured."""
+    url = urljoin(base_url, page)
+    record: dict = {"page": page, "url": url}
+    session = _Session(browser, base_url, viewport=LAPTOP)
+    try:
+        session.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/"))
+        response = session.open(url)
+        record["status"] = response.status if response else None
+        options = {"contrast": True, "details": True, "minContrast": MIN_CONTRAST, "copyButton": COPY_BUTTON}
+        light = session.page.evaluate(MEASURE_JS, options)
+        light["screenshot"] = str(artifacts / f"{slug(page)}-light.png")
+        session.page.screenshot(path=light["screenshot"], full_page=True, animations="disabled")
+        record["copied"] = {}
+        for recipe_page, recipe in RECIPES:
+            if recipe_page == page:
+                first_line = (ROOT / recipe).read_text(encoding="utf-8").splitlines()[0]
+                for block in light["codeBlocks"]:
+                    if block["text"].startswith(first_line):
+                        record["copied"][recipe] = _copied_text(session, block["id"])
+        toggle = session.page.locator(f"{PALETTE_TOGGLE}:visible").first
+        record["toggle"] = toggle.count() > 0
+        if record["toggle"]:
+            toggle.click()
+            session.page.wait_for_function(
+                "(before) => document.body.getAttribute('data-md-color-scheme') !== before", arg=light["scheme"])
+            session.page.evaluate("() => window.scrollTo(0, 0)")
+            dark_shot = str(artifacts / f"{slug(page)}-dark.png")
+            session.page.screenshot(path=dark_shot, full_page=True, animations="disabled")
+            dark = session.page.evaluate(MEASURE_JS, {**options, "details": False})
+            dark["screenshot"] = dark_shot
+            record["dark"] = dark
+        record["light"] = light
+        record["network"] = {"other_hosts": list(session.other_hosts), "failed": list(session.failed),
+                             "console": list(session.console)}
+    finally:
+        session.close()
+
+    phone = _Session(browser, base_url, viewport=PHONE, phone=True)
+    try:
+        response = phone.open(url)
+        record["phone"] = phone.page.evaluate(MEASURE_JS, {"contrast": False, "details": False})
+        record["phone"]["status"] = response.status if response else None
+        phone.page.screenshot(path=str(artifacts / f"{slug(page)}-phone.png"), animations="disabled")
+        record["network"]["other_hosts"] += phone.other_hosts
+        record["network"]["failed"] += phone.failed
+        record["network"]["console"] += phone.console
+    finally:
+        phone.close()
+    return record
+
+
+@pytest.fixture(scope="session")
+def visits(browser, base_url, site_pages, artifacts) -> dict[str, dict]:
+    """Every page, visited once per view; a page whose visit raised holds {"error": ...}."""
+    results = {}
+    for page in site_pages:
+        try:
+            results[page] = _visit(browser, base_url, page, artifacts)
+        except Exception as error:  # reported by the tests, page by page
+            results[page] = {"page": page, "error": f"{type(error).__name__}: {error}"}
+    return results
+
+
+def _visited(visits: dict[str, dict]) -> list[dict]:
+    broken = {page: v["error"] for page, v in visits.items() if "error" in v}
+    assert not broken, "pages that could not be visited:\n" + "\n".join(f"  /{p}: {e}" for p, e in broken.items())
+    return list(visits.values())
+
+
+def _report(problems: list[str], what: str) -> str:
+    return f"{what}:\n" + "\n".join(f"  {p}" for p in problems)
+
+
+# --- the tests ---------------------------------------------------------------------------------------------
+
+def test_pages_are_discovered_from_the_built_navigation(site_dir, site_pages):
+    sitemap, nav = discover_pages(site_dir)
+    assert "" in nav, "the navigation has no link to the home page"
+    assert set(nav) <= set(sitemap), f"navigation pages missing from sitemap.xml: {sorted(set(nav) - set(sitemap))}"
+    assert len(site_pages) >= MIN_PAGES, f"only {len(site_pages)} pages found ({site_pages}); expected ≥ {MIN_PAGES}"
+
+
+def test_every_page_loads_offline_without_errors(visits):
+    problems = []
+    for visit in _visited(visits):
+        page, network = visit["page"], visit["network"]
+        if visit["status"] != 200 or visit["phone"]["status"] != 200:
+            problems.append(f"/{page}: HTTP {visit['status']} (phone: {visit['phone']['status']})")
+        problems += [f"/{page}: {line}" for line in network["console"]]
+        problems += [f"/{page}: failed request {line}" for line in network["failed"]]
+        hosts = sorted({urlsplit(url).netloc or url for url in network["other_hosts"]})
+        if hosts:
+            problems.append(f"/{page}: requests to other hosts {hosts}: {sorted(set(network['other_hosts']))}")
+    assert not problems, _report(problems, "pages that fail to load cleanly from the local server alone")
+
+
+def test_figures_render_in_light_and_dark_palettes(visits, site_dir):
+    problems, figures = [], 0
+    for visit in _visited(visits):
+        page = visit["page"]
+        html = (site_dir / page / "index.html").read_text(encoding="utf-8")
+        expected = html.count('<figure class="pitfalls-figure"')
+        if not visit["toggle"]:
+            problems.append(f"/{page}: no palette toggle ({PALETTE_TOGGLE}) in the header")
+            continue
+        light, dark = visit["light"], visit["dark"]
+        if not (light["bodyLuminance"] > 0.5 and dark["bodyLuminance"] < 0.2):
+            problems.append(f"/{page}: the toggle did not switch light → dark (schemes {light['scheme']!r} → "
+                            f"{dark['scheme']!r}, background luminance {light['bodyLuminance']:.2f} → "
+                            f"{dark['bodyLuminance']:.2f})")
+        for palette, view in (("light", light), ("dark", dark), ("phone", visit["phone"])):
+            if len(view["figures"]) != expected:
+                problems.append(f"/{page} ({palette}): {len(view['figures'])} figures shown, {expected} in the HTML")
+            for figure in view["figures"]:
+                if not figure["hasSvg"] or figure["width"] < 50 or figure["height"] < 50:
+                    problems.append(f"/{page} ({palette}): figure {figure['index']} ({figure['experiment']}) "
+                                    f"renders {figure['width']:.0f}×{figure['height']:.0f} px")
+        figures += len(light["figures"])
+    assert figures >= 1, "no figure.pitfalls-figure anywhere on the site"
+    assert not problems, _report(problems, "figures that do not render")
+
+
+def test_figure_text_is_legible_in_both_palettes(visits):
+    problems, checked = [], 0
+    for visit in _visited(visits):
+        for palette in ("light", "dark"):
+            for figure in visit.get(palette, {}).get("figures", []):
+                checked += figure["texts"]
+                for text in figure["illegible"][:5]:
+                    problems.append(f"/{visit['page']} ({palette}) figure {figure['index']} "
+                                    f"({figure['experiment']}): {text}")
+    assert checked > 0, "no text found in any figure"
+    assert not problems, _report(problems, f"figure text that is cut off, overlapped, or below a {MIN_CONTRAST}:1 "
+                                           "contrast with what is behind it")
+
+
+def test_figures_stay_light_enough_to_render_fast(visits):
+    """A scatter of a thousand points is a thousand SVG <use> elements, and the browser restyles them all
+    whenever the page changes. Dense point clouds belong in a raster: ``ax.scatter(..., rasterized=True)``."""
+    problems = [f"/{v['page']}: figure {f['index']} ({f['experiment']}) draws {f['markers']} markers as SVG <use> "
+                f"elements ({f['elements']} elements in all)"
+                for v in _visited(visits) for f in v["light"]["figures"] if f["markers"] > FIGURE_MARKER_BUDGET]
+    assert not problems, _report(problems, f"figures over {FIGURE_MARKER_BUDGET} SVG markers")
+
+
+def test_every_timing_table_is_followed_by_a_visible_stamp(visits):
+    problems, tables = [], 0
+    for visit in _visited(visits):
+        for table in visit["light"]["timingTables"]:
+            tables += 1
+            if not table["stampVisible"] or "torch" not in (table["stamp"] or ""):
+                problems.append(f"/{visit['page']}: table [{table['header']}] is followed by {table['next']} "
+                                f"(stamp: {table['stamp']!r}, visible: {table['stampVisible']})")
+    assert tables >= 1, "no timing table (a header with '× baseline') on any page"
+    assert not problems, _report(problems, "timing tables without a visible environment stamp")
+
+
+def test_notebook_pages_offer_their_source_for_download(visits):
+    import jupytext
+
+    notebooks = [v for v in _visited(visits) if v["page"].startswith("notebooks/")]
+    assert notebooks, "no page under notebooks/"
+    problems = []
+    for visit in notebooks:
+        links = [link for link in visit["light"]["downloads"] if link["visible"]]
+        if not links:
+            problems.append(f"/{visit['page']}: no visible download link to the notebook's source "
+                            f"(links to .py/.ipynb files: {visit['light']['downloads']})")
+            continue
+        for link in links:
+            with urllib.request.urlopen(link["href"], timeout=30) as response:
+                status, text = response.status, response.read().decode("utf-8")
+            fmt = "py:percent" if link["href"].endswith(".py") else "ipynb"
+            try:
+                notebook = jupytext.reads(text, fmt=fmt)
+            except Exception as error:
+                problems.append(f"/{visit['page']}: {link['href']} does not parse as {fmt}: {error}")
+                continue
+            code_cells = [c for c in notebook.cells if c.cell_type == "code" and c.source.strip()]
+            if status != 200 or not code_cells:
+                problems.append(f"/{visit['page']}: {link['href']} → HTTP {status}, {len(code_cells)} code cells")
+    assert not problems, _report(problems, "notebook pages without a working download")
+
+
+def test_code_blocks_have_copy_buttons(visits):
+    problems, blocks = [], 0
+    for visit in _visited(visits):
+        for block in visit["light"]["codeBlocks"]:
+            blocks += 1
+            if not block["copy"]:
+                problems.append(f"/{visit['page']}: code block #{block['id']} "
+                                f"({block['text'][:50]!r}…) has no copy button")
+        for cell in visit["light"]["notebookCells"]:
+            blocks += 1
+            if not cell["copy"]:
+                problems.append(f"/{visit['page']}: notebook cell {cell['index']} has no copy button")
+    assert blocks >= 1, "no code block on any page"
+    assert not problems, _report(problems, "code blocks a reader cannot copy with one click")
+
+
+@pytest.mark.parametrize("page, recipe", RECIPES, ids=[r for _, r in RECIPES])
+def test_recipe_shown_on_its_page_is_the_file(visits, page, recipe):
+    assert page in visits, f"/{page} is not in the built site's navigation or sitemap"
+    visit = _visited({page: visits[page]})[0]
+    source = (ROOT / recipe).read_text(encoding="utf-8")
+    first_line = source.splitlines()[0]
+    shown = [b for b in visit["light"]["codeBlocks"] if b["text"].startswith(first_line)]
+    assert shown, f"/{page}: no code block starts with {recipe}'s first line {first_line!r}"
+    assert any(b["text"].rstrip("\n") == source.rstrip("\n") for b in shown), (
+        f"/{page}: the code block that starts like {recipe} differs from the file:\n"
+        + _diff(source, shown[0]["text"], recipe, "shown on the page"))
+    copied = visit["copied"].get(recipe)
+    assert copied is not None, f"/{page}: {recipe}'s block has no copy button"
+    assert copied.rstrip("\n") == source.rstrip("\n"), (
+        f"/{page}: the copy button does not copy {recipe} as it is:\n" + _diff(source, copied, recipe, "copied"))
+
+
+def _diff(expected: str, actual: str, expected_name: str, actual_name: str, lines: int = 30) -> str:
+    diff = difflib.unified_diff(expected.rstrip("\n").splitlines(), actual.rstrip("\n").splitlines(),
+                                expected_name, actual_name, lineterm="")
+    return "\n".join(list(diff)[:lines])
+
+
+def test_no_horizontal_overflow_on_a_phone(visits):
+    problems = []
+    for visit in _visited(visits):
+        phone = visit["phone"]
+        if phone["scrollWidth"] > phone["clientWidth"] + 1:
+            problems.append(f"/{visit['page']}: page is {phone['scrollWidth']}px wide on a {phone['clientWidth']}px "
+                            f"screen; sticking out: {phone['offenders'] or 'unknown'}")
+        for table in phone["tables"]:
+            if table["scroller"] is None:
+                problems.append(f"/{visit['page']}: table [{table['header']}] has no scrolling container")
+            elif table["boxRight"] > phone["clientWidth"] + 1:
+                problems.append(f"/{visit['page']}: table [{table['header']}]'s container ends at "
+                                f"{table['boxRight']}px, past the {phone['clientWidth']}px screen")
+    assert not problems, _report(problems, f"pages wider than a {PHONE['width']}px phone screen")
+
+
+@pytest.mark.parametrize("term, expected", SEARCHES, ids=[t for t, _ in SEARCHES])
+def test_search_finds_the_right_page(browser, base_url, term, expected):
+    session = _Session(browser, base_url, viewport=LAPTOP)
+    try:
+        session.open(base_url)
+        box = session.page.locator("input.md-search__input")
+        box.click()
+        box.press_sequentially(term, delay=30)  # Material searches on key presses, not on .fill()
+        session.page.wait_for_function(
+            "() => /matching document|No matching/i.test("
+            "document.querySelector('.md-search-result__meta')?.textContent || '')")
+        found = session.page.evaluate(
+            "() => [...document.querySelectorAll('a.md-search-result__link')].map((a) => a.href)")
+        meta = session.page.locator(".md-search-result__meta").text_content()
+    finally:
+        session.close()
+    pages = list(dict.fromkeys(urlsplit(url).path.lstrip("/") for url in found))
+    assert expected in pages, f"searching {term!r} ({meta.strip()}) lists {pages}, not /{expected}"
+
+
+def test_internal_links_and_anchors_resolve(site_dir):
+    problems = broken_links(site_dir)
+    assert not problems, _report(problems, "links inside the site that do not resolve")

@@ -1,0 +1,309 @@
+"""The update-step page's claims, checked at small sizes against the installed torch."""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+from conftest import ROOT
+from snippets.experiments import steps
+from snippets.lab import environment
+from snippets.lab.cache import Result
+from snippets.step_budget import steps_per_epoch
+
+
+def _result(value: dict, name: str, timing: bool = False) -> Result:
+    return Result(value, f"steps.{name}", {}, environment.fingerprint(), "2000-01-01T00:00:00+00:00", 0.0, timing)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small tensors: one intra-op thread is faster, and steadier on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# ---- the question's setup ---------------------------------------------------------------------------------------
+
+
+def _question_second_model(seed: int, batch_size: int, epochs: int, n: int) -> dict:
+    """The question's script, literally: seed, train the first model through its DataLoader, build the second."""
+    x, y = steps.make_data(n)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = steps.Net()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+        loader = DataLoader(TensorDataset(x, y), batch_size=batch_size, shuffle=False)
+        for _ in range(epochs):
+            for bx, by in loader:
+                optimizer.zero_grad()
+                F.mse_loss(model(bx), by).backward()
+                optimizer.step()
+        return steps.Net().state_dict()
+
+
+def test_initial_states_replay_the_question():
+    first, second = steps.initial_states(42, epochs_between=3, batch_size=96, n_samples=300)
+    literal = _question_second_model(42, 96, 3, 300)
+    assert all(torch.equal(second[k], literal[k]) for k in second)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(42)
+        assert all(torch.equal(first[k], v) for k, v in steps.Net().state_dict().items())
+    assert not all(torch.equal(first[k], second[k]) for k in first)
+
+
+def test_sliced_training_equals_the_dataloader_loop_bitwise():
+    """The curves slice batches from the tensors; unshuffled, that is exactly the DataLoader's batches."""
+    x, y = steps.make_data(500)
+    init, _ = steps.initial_states(n_samples=500)
+    sliced = steps.train(init, x, y, batch_size=64, epochs=2, checkpoints={16})
+    model = steps._model(init, torch.device("cpu"))
+    optimizer = torch.optim.Adam(model.parameters(), lr=steps.LR)
+    with torch.random.fork_rng(devices=[]):
+        for _ in range(2):
+            for bx, by in DataLoader(TensorDataset(x, y), batch_size=64, shuffle=False):
+                optimizer.zero_grad()
+                F.mse_loss(model(bx), by).backward()
+                optimizer.step()
+    assert all(torch.equal(a, b) for a, b in zip(sliced["model"].parameters(), model.parameters()))
+    assert sliced["steps"] == 2 * steps_per_epoch(500, 64) and sliced["samples"] == 1000
+
+
+def test_same_start_is_reproducible_and_leaves_the_global_stream_alone():
+    x, y = steps.make_data(400)
+    init, _ = steps.initial_states(n_samples=400)
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    one = steps.train(init, x, y, batch_size=50, epochs=2, order="shuffled", checkpoints={4, 16})
+    two = steps.train(init, x, y, batch_size=50, epochs=2, order="shuffled", checkpoints={4, 16})
+    assert [r["loss"] for r in one["records"]] == [r["loss"] for r in two["records"]]
+    assert torch.equal(before, torch.get_rng_state())
+
+
+def test_batch_indices_cover_every_sample_once():
+    for order in ("sequential", "shuffled"):
+        seen = []
+        for index in steps.batch_indices(103, 10, order, torch.Generator().manual_seed(0)):
+            seen += list(range(103))[index] if isinstance(index, slice) else index.tolist()
+        assert sorted(seen) == list(range(103))
+    with pytest.raises(ValueError, match="order"):
+        list(steps.batch_indices(10, 2, "random"))
+
+
+# ---- 1. arithmetic ---------------------------------------------------------------------------------------------
+
+
+def test_step_arithmetic_claims():
+    result = steps.step_arithmetic()
+    q = result["question"]
+    assert q["answer_per_epoch"] == 19 and q["steps_512"] == 400 and q["answer_total"] == 380
+    assert q["steps_full_400"] == 400 and q["printed_lines_512"] == 0 and q["printed_lines_full"] == 8
+    row = next(r for r in result["rows"] if r["batch_size"] == 512)
+    assert row["keep"]["last_batch"] == 272 and row["drop"]["len_loader"] == 19
+    text = steps.arithmetic_claims(_result(result, "step_arithmetic"))
+    assert text.count("pitfalls-claim") == 5
+    assert "| 512 |" in steps.render_arithmetic(_result(result, "step_arithmetic"))
+
+
+# ---- 2. curves -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_curves() -> dict:
+    return steps.curves(n_samples=600, batch_sizes=(16, 120, 600), epochs=2, min_steps=12,
+                        equal_steps=(3, 6, 12), fit_points=21)
+
+
+def test_curves_share_one_start_and_count_steps(small_curves):
+    runs = small_curves["runs"]
+    assert {r["records"][0]["loss"] for r in runs} == {runs[0]["records"][0]["loss"]}  # same initial weights
+    for run in runs:
+        per_epoch = steps_per_epoch(600, run["batch_size"])
+        assert run["steps"] == run["epochs"] * per_epoch and run["samples"] == run["epochs"] * 600
+        assert run["epochs"] == max(2, math.ceil(12 / per_epoch))
+        recs = run["records"]
+        assert [r["step"] for r in recs] == sorted(r["step"] for r in recs)
+        assert all(b["seconds"] >= a["seconds"] for a, b in zip(recs, recs[1:]))
+        assert {3, 6, 12} <= {r["step"] for r in recs}
+    shared = [r for r in runs if r["shared"]]
+    assert [(r["order"], r["batch_size"]) for r in shared] == [("shuffled", 600)]
+
+
+def test_curves_renderers(small_curves):
+    result = _result(small_curves, "curves", timing=True)
+    for order in ("sequential", "shuffled"):
+        figure = steps.render_curves(result, order)
+        assert figure.count("<svg") == 1 and 'data-timing="true"' in figure and "pitfalls-stamp" in figure
+    table = steps.render_equal_steps(result)
+    assert "pitfalls-stamp" in table and table.count("\n| ") == 1 + len(small_curves["runs"])
+    assert "<svg" in steps.render_fit(result)
+
+
+# ---- 3. what the code hides ------------------------------------------------------------------------------------
+
+
+def test_logged_loss_against_true_loss():
+    result = steps.logged_vs_true(n_samples=1000, batch_size=96, epochs=3)
+    assert result["batches"] == 11 and result["last_batch"] == 40
+    for row in result["rows"]:
+        assert math.isclose(row["fixed_weighted"], row["true_end"], rel_tol=1e-5)
+        assert not math.isclose(row["fixed_plain"], row["true_end"], rel_tol=1e-4)
+        assert row["logged"] != row["true_end"]
+    text = steps.logged_claims(_result(result, "logged_vs_true"))
+    assert text.count("pitfalls-claim") == 3
+    assert "<svg" in steps.render_logged(_result(result, "logged_vs_true"))
+
+
+def test_init_effect_small():
+    result = steps.init_effect(n_samples=600, batch_size=96, epochs=2, full_epochs=12, seeds=(42, 1),
+                               long_seeds=(42,))
+    rows = {r["seed"]: r for r in result["rows"]}
+    assert rows[42]["full_long"] is not None and rows[1]["full_long"] is None
+    assert all(r["start_max_abs_diff"] > 0 and r["small_from_a"] != r["small_from_b"] for r in rows.values())
+    assert "| 42 |" in steps.render_init(_result(result, "init_effect"))
+
+
+# ---- 4. gradient noise -----------------------------------------------------------------------------------------
+
+
+def test_per_sample_gradient_norms_match_torch_func():
+    from torch.func import functional_call, grad, vmap
+
+    x, y = steps.make_data(300)
+    init, _ = steps.initial_states(n_samples=300)
+    model = steps._model(init, torch.device("cpu"))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss_one(p, xi, yi):
+        return F.mse_loss(functional_call(model, p, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+
+    per_sample = vmap(grad(loss_one), in_dims=(None, 0, 0))(params, x, y)
+    expected = sum((g.double() ** 2).sum().item() for g in per_sample.values())
+    assert math.isclose(steps.per_sample_grad_sq_sum(model, x, y), expected, rel_tol=1e-6)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_gradient_noise_follows_the_finite_population_law():
+    result = steps.gradient_noise(n_samples=2000, batch_sizes=(8, 64, 512, 1800), draws=24, checkpoints=(0, 30),
+                                  variance_at=30)
+    for row in result["variance"]:
+        assert 0.5 < row["measured"] / row["law"] < 2, row
+    top = result["variance"][-1]
+    assert top["plain"] > 2 * top["measured"]  # (N − B)/(N − 1) matters at large B
+    c = result["contiguous"]
+    assert c["measured"] > 10 * c["law_random"]
+    assert all(p["b_simple"] > 0 and p["trace"] > 0 for p in result["points"])
+    assert [p["step"] for p in result["points"]] == [0, 30]
+    r = _result(result, "gradient_noise")
+    assert "<svg" in steps.render_noise(r) and "B_simple" in steps.render_noise_scale(r)
+    assert steps.noise_claims(r).count("pitfalls-claim") == 3
+
+
+# ---- 5. pitfalls -----------------------------------------------------------------------------------------------
+
+
+def test_lr_scaling_small():
+    result = steps.lr_scaling(n_samples=800, base_batch=16, batch_sizes=(128,), epochs=2)
+    rules = [(r["rule"], r["batch_size"]) for r in result["runs"]]
+    assert rules == [("base", 16), ("none", 128), ("sqrt", 128), ("linear", 128)]
+    lrs = {r["rule"]: r["lr"] for r in result["runs"]}
+    assert math.isclose(lrs["sqrt"], 1e-4 * math.sqrt(8)) and math.isclose(lrs["linear"], 8e-4)
+    assert all(r["steps"] == 2 * steps_per_epoch(800, r["batch_size"]) for r in result["runs"])
+    assert "<svg" in steps.render_lr_scaling(_result(result, "lr_scaling"))
+
+
+def test_scheduler_sized_for_another_batch():
+    result = steps.scheduler_sizing(n_samples=1000, epochs=4, planned_batch=100, smaller_batch=30, larger_batch=400)
+    assert result["planned_total"] == 40
+    error = result["smaller"]["error"]
+    assert error["type"] == "ValueError" and error["step"] == 41 and "40" in error["message"]
+    assert result["larger"]["steps_run"] == 12 and result["larger"]["error"] is None
+    assert result["larger"]["lrs"][-1] > 0.5 * result["max_lr"] > 100 * result["larger_resized"]["lrs"][-1]
+    text = steps.scheduler_claims(_result(result, "scheduler_sizing"))
+    assert "Tried to step 41 times" in text and text.count("pitfalls-claim") == 3
+
+
+def test_accumulation_counts_from_a_real_loop():
+    result = steps.accumulation(n_samples=1000, batch_size=96, accumulation_steps=(1, 3, 4), epochs=2)
+    for row in result["rows"]:
+        assert row["with"]["steps_per_epoch"] == [row["recipe"]] * 2 == [math.ceil(11 / row["k"])] * 2
+    k3 = next(r for r in result["rows"] if r["k"] == 3)
+    assert k3["without"]["steps_per_epoch"] == [3, 3] and k3["without"]["largest_group"] == 5
+    assert k3["with"]["partial_group_scale"] < 0.9
+    assert steps.accumulation_claims(_result(result, "accumulation")).count("pitfalls-claim") == 3
+
+
+def test_distributed_sampler_in_a_real_process_group():
+    result = steps.distributed_sampler(world_size=2, n_values=(100, 101), batch_size=16, timeout_s=120)
+    rows = {(r["n_samples"], r["sampler_drop_last"]): r for r in result["rows"]}
+    assert rows[100, False]["per_rank_steps"] == [4, 4] and rows[100, False]["single_process_steps"] == 7
+    assert rows[101, False]["per_rank_samples"] == [51, 51] and rows[101, False]["repeated"] == [0]
+    assert rows[101, False]["all_reduce_samples"] == 102
+    assert rows[101, True]["per_rank_samples"] == [50, 50] and rows[101, True]["dropped"] == [100]
+    assert all(r["per_rank_steps"] == [r["recipe_steps"]] * 2 and r["backend"] == "gloo" for r in rows.values())
+    assert steps.distributed_claims(_result(result, "distributed_sampler")).count("pitfalls-claim") == 4
+
+
+# ---- the page --------------------------------------------------------------------------------------------------
+
+
+PAGE = ROOT / "docs" / "update-steps.md"
+
+
+def test_page_blocks_are_named_and_use_the_module():
+    text = PAGE.read_text()
+    ids = re.findall(r'exec="1"[^\n]*\bid="([^"]+)"', text)
+    assert ids and all(i.startswith("steps-") for i in ids) and len(ids) == len(set(ids))
+    assert text.count('exec="1"') == len(ids)
+    assert '--8<-- "snippets/step_budget.py"' in text
+    for name in re.findall(r"steps\.(\w+)\(", text):
+        assert hasattr(steps, name), name
+    assert "!!! success \"Takeaways\"" in text
+
+
+def test_experiments_module_does_no_work_at_import_and_runs_as_a_script():
+    import importlib
+    import time
+
+    torch.manual_seed(0)
+    before = torch.get_rng_state()
+    start = time.perf_counter()
+    importlib.reload(steps)  # executes the module's top level again
+    assert time.perf_counter() - start < 2.0
+    assert torch.equal(before, torch.get_rng_state())
+    assert callable(steps.report)
+    assert 'if __name__ == "__main__":' in (ROOT / "snippets" / "experiments" / "steps.py").read_text()
+
+
+def test_notebook_link_resolves_in_a_strict_build(tmp_path):
+    """The page's link to the notebook, in a strict build with the real notebook and mkdocs-jupyter."""
+    docs = tmp_path / "docs"
+    (docs / "notebooks").mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "notebooks" / "question_steps.py", docs / "notebooks" / "question_steps.py")
+    links = [line for line in PAGE.read_text().splitlines() if "notebooks/question_steps.py" in line]
+    assert links, "the page does not link its notebook"
+    (docs / "index.md").write_text("# Home\n")
+    (docs / "update-steps.md").write_text("# Update-step counts\n\n" + "\n".join(links) + "\n")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: link check\n"
+        "nav:\n  - index.md\n  - update-steps.md\n  - 'Question 2, reproduced': notebooks/question_steps.py\n"
+        "plugins:\n  - mkdocs-jupyter:\n      include: ['notebooks/*.py']\n      execute: false\n"
+        "validation:\n  links:\n    not_found: warn\n    unrecognized_links: warn\n"
+    )
+    process = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                             env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert process.returncode == 0, process.stderr[-3000:]
+    html = (tmp_path / "site" / "update-steps" / "index.html").read_text()
+    assert 'href="../notebooks/question_steps/"' in html
+    assert (tmp_path / "site" / "notebooks" / "question_steps" / "index.html").is_file()

@@ -1,0 +1,168 @@
+"""The step-count recipe against the real classes: len(DataLoader), DistributedSampler, an accumulation loop."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+from conftest import ROOT
+from snippets.step_budget import epochs_for_steps, steps_per_epoch, total_steps
+
+
+def _dataset(n: int) -> TensorDataset:
+    return TensorDataset(torch.arange(n))
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_matches_len_dataloader(drop_last):
+    for n, batch in itertools.product([*range(0, 41), 97, 1000, 1023, 10_000], [1, 2, 3, 5, 7, 8, 64, 512, 10_000]):
+        loader = DataLoader(_dataset(n), batch_size=batch, drop_last=drop_last)
+        assert steps_per_epoch(n, batch, drop_last=drop_last) == len(loader), (n, batch, drop_last)
+
+
+def test_matches_batches_actually_yielded():
+    with torch.random.fork_rng(devices=[]):
+        for n, batch, drop_last in itertools.product([0, 1, 9, 10, 11, 100], [1, 3, 10, 64], [False, True]):
+            loader = DataLoader(_dataset(n), batch_size=batch, drop_last=drop_last, shuffle=n > 0)
+            assert steps_per_epoch(n, batch, drop_last=drop_last) == sum(1 for _ in loader)
+
+
+def test_matches_distributed_sampler_on_every_rank():
+    """DistributedSampler needs no process group when num_replicas and rank are given."""
+    checked = 0
+    for n, world, batch in itertools.product([0, 1, 2, 3, 5, 10, 11, 97, 1001], [1, 2, 3, 4, 8], [1, 3, 4, 64]):
+        for sampler_drop_last, drop_last in itertools.product([False, True], repeat=2):
+            expected = steps_per_epoch(n, batch, drop_last=drop_last, world_size=world,
+                                       sampler_drop_last=sampler_drop_last)
+            for rank in range(world):
+                sampler = DistributedSampler(_dataset(n), num_replicas=world, rank=rank, shuffle=False,
+                                             drop_last=sampler_drop_last)
+                loader = DataLoader(_dataset(n), batch_size=batch, sampler=sampler, drop_last=drop_last)
+                assert len(loader) == expected, (n, world, batch, sampler_drop_last, drop_last, rank)
+                assert len(list(sampler)) == len(sampler)
+                checked += 1
+    assert checked > 1000
+
+
+def _count_accumulation_steps(loader: DataLoader, k: int) -> int:
+    steps = 0
+    for i, _ in enumerate(loader):
+        if (i + 1) % k == 0 or i + 1 == len(loader):
+            steps += 1
+    return steps
+
+
+def test_matches_the_accumulation_loop():
+    with torch.random.fork_rng(devices=[]):
+        for n, batch, k, drop_last in itertools.product([0, 1, 10, 33, 100], [1, 4, 10], [1, 2, 3, 4, 7, 50],
+                                                        [False, True]):
+            loader = DataLoader(_dataset(n), batch_size=batch, drop_last=drop_last)
+            assert steps_per_epoch(n, batch, drop_last=drop_last, accumulation_steps=k) == \
+                _count_accumulation_steps(loader, k), (n, batch, k, drop_last)
+
+
+def test_distributed_and_accumulation_together():
+    with torch.random.fork_rng(devices=[]):
+        for n, world, batch, k in itertools.product([10, 11, 103], [2, 3], [2, 5], [1, 2, 3]):
+            sampler = DistributedSampler(_dataset(n), num_replicas=world, rank=world - 1, shuffle=False)
+            loader = DataLoader(_dataset(n), batch_size=batch, sampler=sampler)
+            assert steps_per_epoch(n, batch, world_size=world, accumulation_steps=k) == \
+                _count_accumulation_steps(loader, k)
+
+
+def test_the_question_numbers():
+    assert steps_per_epoch(10_000, 512) == 20 and 10_000 // 512 == 19
+    assert total_steps(10_000, 512, 20) == 400
+    assert total_steps(10_000, 10_000, 400) == 400
+    assert epochs_for_steps(400, 10_000, 10_000) == 400
+    assert steps_per_epoch(10_000, 512, drop_last=True) == 19
+    assert steps_per_epoch(10_000, 512, world_size=2) == 10
+    assert steps_per_epoch(10_000, 512, world_size=2, accumulation_steps=3) == 4
+
+
+def test_total_steps_and_epochs_for_steps_are_consistent():
+    options = [{}, {"drop_last": True}, {"world_size": 3}, {"accumulation_steps": 4},
+               {"world_size": 2, "sampler_drop_last": True, "accumulation_steps": 3}]
+    for n, batch, opts in itertools.product([1, 7, 100, 10_000], [1, 3, 64, 512], options):
+        per_epoch = steps_per_epoch(n, batch, **opts)
+        for epochs in range(0, 6):
+            assert total_steps(n, batch, epochs, **opts) == epochs * per_epoch
+        if per_epoch == 0:
+            continue
+        for target in range(0, 3 * per_epoch + 2):
+            e = epochs_for_steps(target, n, batch, **opts)
+            assert total_steps(n, batch, e, **opts) >= target
+            assert e == 0 or total_steps(n, batch, e - 1, **opts) < target  # the fewest epochs
+
+
+def test_unreachable_target_raises():
+    assert steps_per_epoch(10, 64, drop_last=True) == 0
+    assert epochs_for_steps(0, 10, 64, drop_last=True) == 0
+    with pytest.raises(ValueError, match="target_steps=5"):
+        epochs_for_steps(5, 10, 64, drop_last=True)
+
+
+def test_accepts_integer_like_values():
+    import numpy
+
+    assert steps_per_epoch(numpy.int64(10_000), torch.tensor(512)) == 20
+
+
+BAD = [
+    ("n_samples", -1, ValueError), ("n_samples", 10.0, TypeError), ("n_samples", True, TypeError),
+    ("n_samples", "100", TypeError), ("n_samples", None, TypeError),
+    ("batch_size", 0, ValueError), ("batch_size", -5, ValueError), ("batch_size", 2.5, TypeError),
+    ("batch_size", False, TypeError),
+    ("world_size", 0, ValueError), ("world_size", 1.0, TypeError), ("world_size", True, TypeError),
+    ("accumulation_steps", 0, ValueError), ("accumulation_steps", "2", TypeError),
+    ("accumulation_steps", True, TypeError),
+    ("drop_last", 1, TypeError), ("drop_last", "yes", TypeError), ("sampler_drop_last", None, TypeError),
+]
+
+
+@pytest.mark.parametrize("name, value, error", BAD)
+def test_bad_input_names_the_argument_and_value(name, value, error):
+    arguments = {"n_samples": 100, "batch_size": 10}
+    arguments[name] = value
+    for function, extra in ((steps_per_epoch, {}), (total_steps, {"epochs": 2}),
+                            (epochs_for_steps, {"target_steps": 3})):
+        with pytest.raises(error) as caught:
+            function(**extra, **arguments)
+        message = str(caught.value)
+        assert name in message and repr(value) in message, message
+
+
+@pytest.mark.parametrize("name, function, extra", [
+    ("epochs", total_steps, {"epochs": -1}), ("epochs", total_steps, {"epochs": 2.0}),
+    ("epochs", total_steps, {"epochs": True}),
+    ("target_steps", epochs_for_steps, {"target_steps": -3}),
+    ("target_steps", epochs_for_steps, {"target_steps": 1.5}),
+    ("target_steps", epochs_for_steps, {"target_steps": False}),
+])
+def test_bad_budget_names_the_argument(name, function, extra):
+    value = extra[name]
+    with pytest.raises(TypeError if not isinstance(value, int) or isinstance(value, bool) else ValueError) as caught:
+        function(n_samples=100, batch_size=10, **extra)
+    assert name in str(caught.value) and repr(value) in str(caught.value)
+
+
+def test_copied_alone_it_runs_its_docstring_numbers(tmp_path):
+    shutil.copy(ROOT / "snippets" / "step_budget.py", tmp_path / "step_budget.py")
+    code = (
+        "import sys; sys.modules['snippets'] = None\n"
+        "from step_budget import epochs_for_steps, steps_per_epoch, total_steps\n"
+        "assert steps_per_epoch(10_000, 512) == 20\n"
+        "assert total_steps(10_000, 512, epochs=20) == 400\n"
+        "assert epochs_for_steps(400, 10_000, 10_000) == 400\n"
+        "import step_budget; print(step_budget.__file__)\n"
+    )
+    process = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.strip().startswith(str(tmp_path))
