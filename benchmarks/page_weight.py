@@ -75,6 +75,7 @@ class PageWeight:
     html: int
     figures_svg: int
     figure_elements: int
+    figure_markers: int
     assets: dict[str, int] = field(default_factory=dict)
     external: list[str] = field(default_factory=list)
     gzip_total: int = 0
@@ -112,9 +113,10 @@ def weigh(site: Path, page: str) -> PageWeight:
     text = html_file.read_text(encoding="utf-8")
     raw = html_file.read_bytes()
     figures = _FIGURE.findall(text)
-    weight = PageWeight(page=page or "(home)", html=len(raw),
-                        figures_svg=sum(len(s.encode()) for f in figures for s in _SVG.findall(f)),
-                        figure_elements=max((len(_TAG.findall(s)) for f in figures for s in _SVG.findall(f)), default=0))
+    svgs = [svg for figure in figures for svg in _SVG.findall(figure)]
+    weight = PageWeight(page=page or "(home)", html=len(raw), figures_svg=sum(len(s.encode()) for s in svgs),
+                        figure_elements=max((len(_TAG.findall(s)) for s in svgs), default=0),
+                        figure_markers=max((s.count("<use ") for s in svgs), default=0))
     parser = _Assets()
     parser.feed(text)
     page_url = "http://site/" + page
@@ -158,9 +160,9 @@ def _kb(n: int) -> str:
 
 
 def table(weights: list[PageWeight]) -> str:
-    headers = ["page", "HTML", "of which figure SVG", "SVG elements (largest figure)", "assets", "total",
+    headers = ["page", "HTML", "of which figure SVG", "largest figure: elements / <use>", "assets", "total",
                "total, gzip"]
-    rows = [[w.page, _kb(w.html), _kb(w.figures_svg), str(w.figure_elements),
+    rows = [[w.page, _kb(w.html), _kb(w.figures_svg), f"{w.figure_elements} / {w.figure_markers}",
              f"{_kb(sum(w.assets.values()))} ({len(w.assets)} files)", _kb(w.total), _kb(w.gzip_total)]
             for w in weights]
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
@@ -199,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
           f"target ≤ {args.limit_mb} MB per page")
     for w in weights:
         if w.external:
-            print(f"warning: {w.page} refers to files outside the site or missing: {w.external}")
+            print(f"note: {w.page} (or a stylesheet it loads) refers to files not in the site, not counted: "
+                  f"{w.external}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps([{**w.__dict__, "total": w.total} for w in weights], indent=2) + "\n")

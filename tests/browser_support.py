@@ -19,6 +19,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 _SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 _SKIP_SCHEMES = ("mailto:", "tel:", "javascript:", "data:", "blob:")
 _SVG_REF = re.compile(r"url\(\s*#([^)\s]+)\s*\)")
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -63,9 +64,7 @@ class _Document(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attributes = dict(attrs)
-        void = tag in ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-                       "track", "wbr")
-        for name in ("id", "name") if tag in ("a",) else ("id",):
+        for name in ("id", "name") if tag == "a" else ("id",):
             if attributes.get(name):
                 self.ids.add(attributes[name])
         for name in ("href", "src", "xlink:href", "data", "poster"):
@@ -78,23 +77,20 @@ class _Document(HTMLParser):
         if tag == "link" and "canonical" in (attributes.get("rel") or "").split():
             self.canonical = attributes.get("href")
         classes = (attributes.get("class") or "").split()
-        if tag == "nav" and "md-nav--primary" in classes:
+        if tag == "nav" and "md-nav--primary" in classes and not self._nav_depth:
             self._nav_depth = 1
-        elif self._nav_depth and not void:
+        elif self._nav_depth and tag not in _VOID:
             self._nav_depth += 1
         if self._nav_depth and tag == "a" and "md-nav__link" in classes and attributes.get("href"):
             self.nav.append(attributes["href"])
-        if void and self._nav_depth:
-            pass
 
-    def handle_startendtag(self, tag, attrs):
-        # <tag/>: no end tag follows, so it must not deepen the navigation's nesting
-        depth = self._nav_depth
+    def handle_startendtag(self, tag, attrs):  # <tag/>: no end tag will close it
         self.handle_starttag(tag, attrs)
-        self._nav_depth = depth if depth else self._nav_depth
+        if self._nav_depth > 1 and tag not in _VOID:
+            self._nav_depth -= 1
 
     def handle_endtag(self, tag):
-        if self._nav_depth:
+        if self._nav_depth and tag not in _VOID:
             self._nav_depth -= 1
 
 
@@ -165,10 +161,10 @@ def broken_links(site: Path) -> list[str]:
     def check(source: str, page_url: str, value: str, what: str) -> None:
         if not value or value.startswith(_SKIP_SCHEMES):
             return
+        relative = value
         if published and value.startswith(published):
-            value = "/" + value[len(published):]
-            page_url = "/"
-        target = urlsplit(urljoin("http://site" + page_url, value))
+            relative, page_url = "/" + value[len(published):], "/"
+        target = urlsplit(urljoin("http://site" + page_url, relative))
         if target.scheme not in ("http", "https") or target.netloc != "site":
             return  # another host: the browser tests make sure no page loads from one
         path = target.path

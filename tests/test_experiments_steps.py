@@ -90,6 +90,17 @@ def test_same_start_is_reproducible_and_leaves_the_global_stream_alone():
     assert torch.equal(before, torch.get_rng_state())
 
 
+def test_experiments_leave_the_global_stream_alone():
+    torch.manual_seed(7)
+    before = torch.get_rng_state()
+    steps.step_arithmetic(n_samples=1000, batch_sizes=(64, 512, 1000))
+    steps.logged_vs_true(n_samples=300, batch_size=64, epochs=1)
+    steps.scheduler_sizing(n_samples=300, epochs=2, planned_batch=50, smaller_batch=20, larger_batch=100)
+    steps.accumulation(n_samples=300, batch_size=64, accumulation_steps=(2,), epochs=1)
+    steps.init_effect(n_samples=200, batch_size=64, epochs=1, full_epochs=2, seeds=(1,), long_seeds=())
+    assert torch.equal(before, torch.get_rng_state())
+
+
 def test_batch_indices_cover_every_sample_once():
     for order in ("sequential", "shuffled"):
         seen = []

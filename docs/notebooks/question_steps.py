@@ -14,6 +14,9 @@
 # Why the two runs end up close, counted and measured — 20 epochs of batch 512 are exactly 400 optimizer
 # steps, the same as 400 full-batch epochs — is on [Update-step counts](../../update-steps/). The numbers here
 # are from the machine named on [Environment](../../environment/).
+#
+# Download this notebook: [question_steps.py](question_steps.py) — a percent-format script; run it with
+# `python`, or open it in Jupyter with jupytext.
 
 # %%
 import torch

@@ -101,6 +101,11 @@ def seconds(value: float) -> str:
     raise AssertionError("unreachable")
 
 
+def ratio_text(ratio: float) -> str:
+    """A ratio with two decimals, or two significant figures when it is below 0.1."""
+    return f"{ratio:.2f}" if ratio >= 0.1 else f"{ratio:.2g}"
+
+
 def stamp_line(result: Result) -> str:
     return f'<p class="pitfalls-stamp">Measured with {html.escape(result.stamp)}</p>\n'
 
@@ -115,7 +120,7 @@ def timing_table(result: Result, rows: Sequence[dict], *, label: str = "Variant"
     headers = [label, "median", "IQR", "× baseline", "blocks", *extra]
     body = []
     for i, row in enumerate(rows):
-        ratio = "1.00 (baseline)" if i == baseline else f"{row['median'] / base:.2f}"
+        ratio = "1.00 (baseline)" if i == baseline else ratio_text(row["median"] / base)
         body.append([row["label"], seconds(row["median"]), seconds(row["iqr"]), ratio, row["blocks"],
                      *(row.get(key, "") for key in extra)])
     return table(headers, body, align="l" + "r" * (len(headers) - 1)) + "\n" + stamp_line(result)
