@@ -87,14 +87,14 @@ def test_changed_imported_module_source_misses(private_cache, package):
     assert not cache.run(module.double, x=3).cached
 
 
-def test_imported_snippets_recipe_is_part_of_the_key():
+def test_imported_snippets_modules_are_part_of_the_key():
     from snippets.experiments import seeding
 
-    digest_modules = set()
-    seen = {}
-    cache._own_modules(sys.modules[seeding.__name__], {"snippets"}, seen)
-    digest_modules.update(seen)
-    assert {"snippets.seeding", "snippets.experiments.question", "snippets.lab.render"} <= digest_modules
+    modules = cache.digest_modules(seeding.creation_order.func)
+    assert {"snippets.experiments.seeding", "snippets.seeding", "snippets.experiments.question"} <= set(modules)
+    assert "snippets.lab.timing" in cache.digest_modules(
+        __import__("snippets.experiments.loader", fromlist=["x"]).question_timing.func)
+    assert not set(modules) & cache.RESULT_NEUTRAL, "renderers and claims must not invalidate results"
 
 
 def test_changed_fingerprint_misses(private_cache, package, monkeypatch):

@@ -101,18 +101,27 @@ def _own_modules(module: types.ModuleType, roots: set[str], seen: dict[str, type
             _own_modules(target, roots, seen)
 
 
-def source_digest(func: Callable) -> str:
-    """Hash of the source of ``func``'s module and of everything it imports from its package and snippets."""
+# Lab modules that shape how a result is shown or stored, never its value: editing a renderer or a claim
+# must not re-run every experiment. The timing helper and the environment module do change results.
+RESULT_NEUTRAL = frozenset({"snippets.lab", "snippets.lab.cache", "snippets.lab.claims", "snippets.lab.progress",
+                            "snippets.lab.render", "snippets.lab.mkdocs_hook"})
+
+
+def digest_modules(func: Callable) -> list[str]:
+    """The modules whose source is part of ``func``'s cache key: its own module and, transitively, every
+    module of its package and of ``snippets`` that it refers to, except the result-neutral lab modules."""
     module = sys.modules[func.__module__]
-    roots = {module.__name__.split(".")[0], "snippets"}
     seen: dict[str, types.ModuleType] = {}
-    _own_modules(module, roots, seen)
+    _own_modules(module, {module.__name__.split(".")[0], "snippets"}, seen)
+    return sorted(name for name in seen if name not in RESULT_NEUTRAL)
+
+
+def source_digest(func: Callable) -> str:
+    """Hash of the source of every module in ``digest_modules(func)``."""
     digest = hashlib.sha256()
-    for name in sorted(seen):
-        if name == __name__:  # the cache's own code does not change results
-            continue
+    for name in digest_modules(func):
         digest.update(name.encode())
-        digest.update(Path(seen[name].__file__).read_bytes())
+        digest.update(Path(sys.modules[name].__file__).read_bytes())
     return digest.hexdigest()
 
 
