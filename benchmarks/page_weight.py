@@ -199,10 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     largest = max(weights, key=lambda w: w.total)
     print(f"\nlargest page: {largest.page} — {_kb(largest.total)} ({_kb(largest.gzip_total)} gzip); "
           f"target ≤ {args.limit_mb} MB per page")
-    for w in weights:
-        if w.external:
-            print(f"note: {w.page} (or a stylesheet it loads) refers to files not in the site, not counted: "
-                  f"{w.external}")
+    external = sorted({url for w in weights for url in w.external})
+    if external:
+        print("note: pages or their stylesheets refer to files that are not in the site (not counted; the browser "
+              "tests show whether a page requests them):\n  " + "\n  ".join(external))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps([{**w.__dict__, "total": w.total} for w in weights], indent=2) + "\n")
