@@ -902,7 +902,7 @@ def render_scheduler(result: Result) -> str:
     if small["error"]:
         left.axvline(small["error"]["step"], color=render.COLORS[1], linestyle=":")
         left.annotate(f"ValueError at step {small['error']['step']}", (small["error"]["step"], max_lr * 1.15),
-                      xytext=(6, 0), textcoords="offset points", fontsize=8, color=render.COLORS[1])
+                      xytext=(6, 0), textcoords="offset points", fontsize=8, color="#A64B00")
     left.axvline(small["loader_steps"], color="#7f7f7f", linestyle="--")
     left.annotate("end of the run", (small["loader_steps"], max_lr * 0.6), xytext=(-6, 0),
                   textcoords="offset points", ha="right", fontsize=8, color="#555555")
