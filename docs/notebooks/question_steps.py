@@ -11,6 +11,10 @@
 # `(epoch + 1) % 50 == 0`, which never happens in 20 epochs. And the printed loss is the mean of the per-batch
 # losses over an epoch — for the full batch that is the loss *before* the epoch's single step.
 #
+# Most of this notebook's running time is the full-batch run, and most of that is not arithmetic: every epoch
+# the `DataLoader` fetches the 10 000 rows one by one and stacks them again (see
+# [DataLoader overhead](../../loader-overhead/)).
+#
 # Why the two runs end up close, counted and measured — 20 epochs of batch 512 are exactly 400 optimizer
 # steps, the same as 400 full-batch epochs — is on [Update-step counts](../../update-steps/). The numbers here
 # are from the machine named on [Environment](../../environment/).
