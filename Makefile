@@ -31,7 +31,7 @@ build: $(STAMP)
 
 ## Every test: recipes, experiments, the strict site build, the browser
 test: $(STAMP) browser-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=10
 
 ## Tests without the site build and the browser (seconds to a minute)
 test-fast: $(STAMP)

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.site
 PAGES = {
     "index.html": {"claims": 0, "svg": 0},
     "seeding-order/index.html": {"claims": 10, "svg": 2},
-    "loader-overhead/index.html": {"claims": 1, "svg": 1},
-    "update-steps/index.html": {"claims": 1, "svg": 1},
+    "loader-overhead/index.html": {"claims": 10, "svg": 2},
+    "update-steps/index.html": {"claims": 25, "svg": 7},
     "environment/index.html": {"claims": 0, "svg": 0},
 }
 NOTEBOOKS = ["notebooks/question_seeding/index.html", "notebooks/question_steps/index.html"]
