@@ -30,6 +30,8 @@ from snippets.lab import Result, claim, experiment, measure, pick_device, progre
 from snippets.lab.render import COLORS, new_figure, seconds, stamp_line, svg, table, timing_table
 from snippets.tensor_loader import TensorLoader
 
+from .question import SimpleLinearModel
+
 LOADER_NAMES = ("DataLoader", "DataLoader + BatchSampler", "TensorLoader", "hand-written loop")
 # TensorLoader's speed targets (checked strictly by benchmarks/tensor_loader_speed.py, reported by the page):
 RATIO_TARGET = 1.2  # an epoch, against the cheapest hand-written loop yielding the same batches
@@ -40,19 +42,6 @@ TRAINING_TARGET = 1.1  # the question's training loop, against training on the t
 
 # ---------------------------------------------------------------------------------------------------------
 # The question's setting
-
-
-class SimpleLinearModel(nn.Module):
-    """The question's model: 1 → 10 → ReLU → 1."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1 = nn.Linear(1, 10)
-        self.relu = nn.ReLU()
-        self.fc2 = nn.Linear(10, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.relu(self.fc1(x)))
 
 
 def question_data(n: int = 1000, device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
