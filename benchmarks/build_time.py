@@ -42,6 +42,7 @@ def main() -> int:
         shutil.copytree(ROOT / "docs", workdir / "docs")
         shutil.copy(ROOT / "mkdocs.yml", workdir / "mkdocs.yml")
         (workdir / "snippets").symlink_to(ROOT / "snippets")
+        shutil.copytree(ROOT / "overrides", workdir / "overrides")
         cache = ROOT / ".cache" / "results" if args.skip_cold else workdir / "cache" / "results"
         rows = []
         if not args.skip_cold:

@@ -95,3 +95,18 @@ def test_measure_reports_ordered_statistics_and_counts_calls():
 def test_measure_rejects_zero_repeats():
     with pytest.raises(ValueError, match="repeats must be >= 1, got 0"):
         measure(lambda: None, repeats=0)
+
+
+def test_cached_result_reuses_its_drawn_figure_and_a_fresh_one_redraws(private_cache):
+    import dataclasses
+
+    fresh = _result({"points": [1, 2]})
+    first = _figure(fresh)
+    [stored] = (private_cache.parent / "figures").glob("*.svg")
+    stored.write_text(first.replace("demo", "DEMO"))  # mark the stored copy
+    cached = dataclasses.replace(fresh, cached=True)
+    assert _figure(cached) == first.replace("demo", "DEMO"), "a cached result must reuse the stored figure"
+    assert _figure(fresh) == first, "a freshly computed result must be drawn anew"
+    other = dataclasses.replace(cached, value={"points": [1, 3]})
+    assert _figure(other) == first, "a different value is a different figure"
+    assert len(list((private_cache.parent / "figures").glob("*.svg"))) == 2

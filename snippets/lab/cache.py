@@ -184,16 +184,21 @@ def _load(path: Path, key: str) -> dict | None:
         return None
 
 
-def _store(path: Path, entry: dict) -> None:
+def store_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: readers see the old file or the new one, never a torn one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(entry, handle, sort_keys=True)
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _store(path: Path, entry: dict) -> None:
+    store_text(path, json.dumps(entry, sort_keys=True))
 
 
 def run(exp: Experiment, /, **params: Any) -> Result:

@@ -7,9 +7,13 @@ card so that they stay legible in the light and the dark palette alike.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import io
+import json
 import math
+import sys
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import matplotlib
@@ -17,7 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
-from . import environment  # noqa: E402
+from . import cache, environment  # noqa: E402
 from .cache import Result  # noqa: E402
 
 STYLE = {
@@ -57,17 +61,39 @@ def new_figure(size: str = "wide", *, nrows: int = 1, ncols: int = 1, **subplot_
 
 
 def svg(fig: Figure, result: Result, *, alt: str) -> str:
-    """Inline SVG of ``fig`` inside a ``<figure>`` that names its experiment and whether it shows timings."""
+    """Inline SVG of ``fig`` inside a ``<figure>`` that names its experiment and whether it shows timings.
+
+    Drawing is most of a warm rebuild's time, so the SVG of a result read from the cache is itself cached,
+    keyed by the result's value, the calling renderer's module source, this module's source, ``alt`` and
+    the matplotlib version. A freshly computed result is always drawn anew.
+    """
+    caller = sys._getframe(1)
+    key = _figure_key(result, alt, caller.f_code.co_filename, caller.f_code.co_name)
+    path = cache.cache_dir().parent / "figures" / f"{key}.svg"
+    if result.cached and path.exists():
+        return path.read_text(encoding="utf-8")
     buffer = io.StringIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = buffer.getvalue()
     text = text[text.index("<svg"):]  # drop the XML prolog and DOCTYPE: not valid inside HTML
     text = text.replace("<svg ", f'<svg role="img" aria-label="{html.escape(alt)}" ', 1)
-    return (
+    text = (
         f'<figure class="pitfalls-figure" data-experiment="{result.experiment}" '
         f'data-timing="{str(result.timing).lower()}">\n{text}\n</figure>\n'
     )
+    cache.store_text(path, text)
+    return text
+
+
+def _figure_key(result: Result, alt: str, renderer_file: str, renderer: str) -> str:
+    digest = hashlib.sha256()
+    for part in (json.dumps(result.value, sort_keys=True), result.experiment, str(result.timing), alt, renderer,
+                 matplotlib.__version__):
+        digest.update(part.encode())
+    for source in (renderer_file, __file__):
+        digest.update(Path(source).read_bytes())
+    return digest.hexdigest()[:32]
 
 
 def _cell(value: Any) -> str:
