@@ -276,8 +276,7 @@ def worker_seeds(num_workers: int = 2) -> dict:
 
     def collect(worker_init_fn) -> list[list[float]]:
         loader = DataLoader(_WorkerSeeds(), batch_size=1, num_workers=num_workers,
-                            generator=torch.Generator().manual_seed(7), worker_init_fn=worker_init_fn,
-                            multiprocessing_context="spawn" if False else None)
+                            generator=torch.Generator().manual_seed(7), worker_init_fn=worker_init_fn)
         return [batch[0].tolist() for batch in loader]
 
     with torch.random.fork_rng(devices=[]):

@@ -59,10 +59,12 @@ def fingerprint() -> dict[str, str | int]:
 def stamp(fp: dict | None = None, when: str | None = None) -> str:
     """One line naming the environment that produced a result."""
     fp = fp or fingerprint()
-    text = f"torch {fp['torch']} · {fp['device_name']} · {fp['threads']} threads · CPU {fp['cpu']}"
+    parts = [f"torch {fp['torch']}", fp["device_name"], f"{fp['threads']} threads"]
+    if fp["device"] != "cpu":  # on the CPU the device name already is the CPU model
+        parts.append(f"CPU {fp['cpu']}")
     if when:
-        text += f" · {when[:10]}"
-    return text
+        parts.append(when[:10])
+    return " · ".join(parts)
 
 
 def describe() -> list[tuple[str, str]]:

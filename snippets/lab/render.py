@@ -133,12 +133,7 @@ def ratio_text(ratio: float) -> str:
 
 
 def stamp_line(result: Result) -> str:
-    fp = result.fingerprint
-    parts = [f"torch {fp['torch']}", fp["device_name"], f"{fp['threads']} threads"]
-    if fp["device"] != "cpu":  # on the CPU the device name already is the CPU model
-        parts.append(f"CPU {fp['cpu']}")
-    parts.append(result.computed_at[:10])
-    return f'<p class="pitfalls-stamp">Measured with {html.escape(" · ".join(parts))}</p>\n'
+    return f'<p class="pitfalls-stamp">Measured with {html.escape(result.stamp)}</p>\n'
 
 
 def timing_table(result: Result, rows: Sequence[dict], *, label: str = "Variant",
