@@ -3,6 +3,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 TORCH_SPEC ?= torch>=2.3
+HOST ?= 127.0.0.1
+PORT ?= 8000
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pitfalls-installed
 export NO_MKDOCS_2_WARNING ?= 1
@@ -20,10 +22,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)
 
-## Build the whole site (every experiment; cached per machine) and serve it at http://127.0.0.1:8000
+## Build the whole site (every experiment; cached per machine) and serve it at http://$(HOST):$(PORT),
+## rebuilding and reloading the browser when a page, experiment, renderer or recipe changes
 serve: $(STAMP)
-	$(BIN)/mkdocs build --strict
-	$(BIN)/mkdocs serve --strict --dirty -a 127.0.0.1:8000
+	@$(BIN)/python snippets/lab/serve.py --addr $(HOST):$(PORT)
 
 ## Static build into site/
 build: $(STAMP)

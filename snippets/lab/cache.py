@@ -162,13 +162,31 @@ def _entry_path(exp: Experiment, key: str) -> Path:
     return cache_dir() / exp.name / f"{key[:24]}.json"
 
 
+_REFRESH_WORDS = {"": "none", "0": "none", "no": "none", "false": "none", "off": "none",
+                  "1": "all", "all": "all", "yes": "all", "true": "all", "on": "all",
+                  "nontiming": "nontiming"}
+
+
+def refresh_mode() -> str:
+    """``REFRESH`` read once for the whole build: ``"none"``, ``"all"`` or ``"nontiming"``.
+
+    The result cache and the notebook cache (in the MkDocs hook) both use it, so they never disagree.
+    """
+    raw = os.environ.get("REFRESH", "")
+    try:
+        return _REFRESH_WORDS[raw.strip().lower()]
+    except KeyError:
+        raise ExperimentError(
+            f"REFRESH={raw!r} is not understood; use REFRESH=1 (re-run every experiment and notebook), "
+            f"REFRESH=nontiming (only experiments that do not measure time) or leave it unset"
+        ) from None
+
+
 def _wants_refresh(exp: Experiment) -> bool:
-    mode = os.environ.get("REFRESH", "").strip().lower()
-    if mode in ("", "0", "no", "false"):
-        return False
+    mode = refresh_mode()
     if mode == "nontiming":
         return not exp.timing
-    return True
+    return mode == "all"
 
 
 def _load(path: Path, key: str) -> dict | None:

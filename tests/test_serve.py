@@ -1,0 +1,174 @@
+"""``make serve``, run exactly as the README says, on a throwaway copy of the project.
+
+The copy shares this environment and the result cache that the strict site build filled (``built_site``), so
+serving it runs no experiment. Each test runs the Makefile's own ``serve`` recipe with another port.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.site
+
+PAGES = ["", "seeding-order/", "loader-overhead/", "update-steps/"]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _project_copy(dest: Path) -> Path:
+    """The files ``make serve`` reads, copied with their times (so make sees the setup as up to date)."""
+    for name in ("docs", "snippets", "overrides"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("mkdocs.yml", "Makefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
+def _make_serve(copy: Path, port: int) -> list[str]:
+    """``make serve`` with this environment; ``-o`` keeps make from re-running setup from the copy (which
+    would point the shared editable install at a folder about to be deleted)."""
+    venv = Path(sys.prefix)
+    return ["make", "--no-print-directory", "-o", f"{venv}/.pitfalls-installed", "serve", f"VENV={venv}",
+            f"PORT={port}"]
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1",
+           "PITFALLS_CACHE_DIR": os.environ.get("PITFALLS_CACHE_DIR") or str(ROOT / ".cache" / "results")}
+    env.pop("REFRESH", None)
+    return env
+
+
+def _get(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.read().decode("utf-8")
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+def _wait_for(predicate, timeout: float, process: subprocess.Popen, log: Path, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if process.poll() is not None:
+            pytest.fail(f"make serve exited ({process.returncode}) while waiting for {what}:\n"
+                        f"{log.read_text()[-6000:]}")
+        time.sleep(0.5)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}:\n{log.read_text()[-6000:]}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Ctrl+C to the whole process group, as a terminal would send it."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@pytest.fixture()
+def project_copy(tmp_path, built_site) -> Path:
+    copy = _project_copy(tmp_path / "project")
+    # make serve must not reinstall anything into the shared environment from the copy.
+    dry = subprocess.run([*_make_serve(copy, 8000), "-n"], cwd=copy, capture_output=True, text=True)
+    assert "pip install" not in dry.stdout, f"make serve would set up the environment again:\n{dry.stdout}"
+    return copy
+
+
+def test_make_serve_serves_the_site_and_reloads_edits(project_copy, tmp_path):
+    copy = project_copy
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}/"
+    # A probe module under snippets/ and a block that prints it: editing the module must change the page.
+    probe = copy / "snippets" / "lab" / "serve_probe.py"
+    probe.write_text('WORD = "first-probe-word"\n')
+    environment_page = copy / "docs" / "environment.md"
+    environment_page.write_text(environment_page.read_text() + (
+        '\n```python exec="1" id="serve-probe"\nfrom snippets.lab import serve_probe\n'
+        'print(f"Probe: {serve_probe.WORD}")\n```\n'))
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(_make_serve(copy, port), cwd=copy, env=_env(), stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        home = _wait_for(lambda: _get(base), 900, process, log, f"the home page on {base}")
+        assert "PyTorch pitfalls, measured" in home
+        for page in PAGES[1:]:
+            html = _get(base + page)
+            assert html is not None and '<article class="md-content__inner' in html, f"{page} was not served"
+            assert "pitfalls-claim" in html, f"{page} was served without its checked claims"
+        assert "Probe: first-probe-word" in _get(base + "environment/")
+
+        # One word of a page.
+        index = copy / "docs" / "index.md"
+        text = index.read_text()
+        first_heading = next(line for line in text.splitlines() if line.startswith("# "))
+        index.write_text(text.replace(first_heading, first_heading + " (edited-heading-word)", 1))
+        _wait_for(lambda: "edited-heading-word" in (_get(base) or ""), 120, process, log,
+                  "the edited home page to be served")
+
+        # A module under snippets/: the rebuild imports it afresh.
+        probe.write_text('WORD = "second-probe-word"\n')
+        _wait_for(lambda: "Probe: second-probe-word" in (_get(base + "environment/") or ""), 120, process, log,
+                  "the edited snippets module to reach the page")
+        served_log = log.read_text()
+        assert "pitfalls: running" not in served_log, "serving the warm site re-ran an experiment"
+        assert "Aborted" not in served_log
+    finally:
+        _stop(process)
+    assert _get(base) is None, "the server kept running after it was stopped"
+    # Ctrl+C: MkDocs shuts down cleanly; make itself reports the interrupt as its exit status.
+    assert process.returncode in (0, -signal.SIGINT), log.read_text()[-3000:]
+    assert "Shutting down" in log.read_text()
+
+
+def test_make_serve_on_a_busy_port_says_what_to_do(project_copy):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        start = time.monotonic()
+        process = subprocess.run(_make_serve(project_copy, port), cwd=project_copy, env=_env(),
+                                 capture_output=True, text=True, timeout=120)
+    assert process.returncode != 0
+    assert time.monotonic() - start < 60, "the busy port was found only after building"
+    assert f"cannot serve on http://127.0.0.1:{port}/" in process.stderr
+    assert f"make serve PORT={port + 1}" in process.stderr
+    assert "Traceback" not in process.stderr
+
+
+def test_make_serve_with_a_failing_page_stops_with_one_clear_message(project_copy):
+    page = project_copy / "docs" / "environment.md"
+    page.write_text(page.read_text() + '\n```python exec="1" id="broken-block"\nraise ValueError("deliberately broken")\n```\n')
+    process = subprocess.run(_make_serve(project_copy, _free_port()), cwd=project_copy, env=_env(),
+                             capture_output=True, text=True, timeout=900)
+    assert process.returncode != 0
+    assert "deliberately broken" in process.stderr
+    assert "[page docs/environment.md]" in process.stderr
+    # The last word is ours (make then adds its own "*** [serve] Error" line).
+    ours = [line for line in process.stderr.splitlines() if line.strip() and not line.startswith("make: ***")]
+    assert ours[-1].startswith("make serve: the site did not build"), ours[-5:]
+    assert "Serving on" not in process.stderr
