@@ -38,10 +38,11 @@ def _build(tmp_path, page: str):
 GOOD = '''
 # Probe
 ```python exec="1" id="probe-good"
-from snippets.lab import run, claim
-from snippets.experiments import seeding
-result = run(seeding.loader_between_models)
-print(claim("the second model changes", not result["second_model_unchanged"], measured=result))
+from snippets.lab import run, code_panel, say
+from snippets.experiments.seeding import measure, checks
+result = run(measure.loader_between_models)
+print(say(checks.peek_changes_second(result), "the second model changes"))
+print(code_panel(result))
 ```
 '''
 
@@ -64,18 +65,23 @@ def test_control_page_builds(tmp_path):
          ["Building page docs/probe.md failed: SnippetMissingError",
           "Snippet at path 'snippets/no_such_recipe.py' could not be found"]),
         ("contradicted claim",
-         '```python exec="1" id="probe-claim"\nfrom snippets.lab import claim\n'
-         'print(claim("two plus two is five", 2 + 2 == 5, measured=2 + 2))\n```\n',
-         ["[page docs/probe.md]", "'probe-claim'",
-          "Claim contradicted on page probe.md: 'two plus two is five' — measured: 4"]),
+         '```python exec="1" id="probe-claim"\nfrom snippets.lab import check, say\n'
+         '@check("two plus two makes five")\ndef arithmetic(total):\n    return total == 5, {"total": total}\n'
+         'print(say(arithmetic(2 + 2), "Two plus two is {total}."))\n```\n',
+         ["[page docs/probe.md]", "'probe-claim'", "Claim contradicted on page docs/probe.md: check",
+          "(two plus two makes five) does not hold — measured: total = 4 — sentence: 'Two plus two is 4.'"]),
+        ("result without its code",
+         '```python exec="1" id="probe-hidden"\nfrom snippets.lab import run\n'
+         'from snippets.experiments.seeding import measure\nprint(run(measure.creation_order)["same_after_reseed"])\n```\n',
+         ["[page docs/probe.md] runs experiment seeding.creation_order but never shows its code"]),
         ("unknown parameter",
-         '```python exec="1" id="probe-param"\nfrom snippets.lab import run\nfrom snippets.experiments import seeding\n'
-         'run(seeding.creation_order, sed=1)\n```\n',
+         '```python exec="1" id="probe-param"\nfrom snippets.lab import run\nfrom snippets.experiments.seeding import measure\n'
+         'run(measure.creation_order, sed=1)\n```\n',
          ["'probe-param'", "[page probe.md] experiment 'seeding.creation_order' got unknown parameter(s) sed",
           "it accepts: seed"]),
         ("experiment raises",
-         '```python exec="1" id="probe-raises"\nfrom snippets.lab import run\nfrom snippets.experiments import seeding\n'
-         'run(seeding.training_equivalence, epochs=0)\n```\n',
+         '```python exec="1" id="probe-raises"\nfrom snippets.lab import run\nfrom snippets.experiments.seeding import measure\n'
+         'run(measure.training_equivalence, epochs=0)\n```\n',
          ["'probe-raises'", "seeding.training_equivalence(epochs=0) raised ValueError: epochs must be >= 1, got 0"]),
     ],
 )

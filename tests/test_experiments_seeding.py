@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from snippets.experiments import seeding
+from snippets.experiments.seeding import figures, measure as seeding
 
 
 def test_creation_order():
@@ -107,8 +107,8 @@ def test_deterministic_mode_restores_flag():
 def test_renderers_produce_tables_and_svg(private_cache):
     from snippets.lab import run
 
-    assert "| `fc1.weight` | 10×1 | **no** |" in seeding.render_creation_order(run(seeding.creation_order))
+    assert "| `fc1.weight` | 10×1 | **no** |" in figures.creation_order(run(seeding.creation_order))
     eq = run(seeding.training_equivalence, epochs=5)
-    assert seeding.render_loss_curves(eq).count("<svg") == 1
-    assert seeding.render_fits(eq).count("<svg") == 1
-    assert "`iter(DataLoader(..., shuffle=False))` | **yes** | 1 |" in seeding.render_rng_consumers(run(seeding.rng_consumers))
+    assert figures.loss_curves(eq).count("<svg") == 1
+    assert figures.fits(eq).count("<svg") == 1
+    assert "`iter(DataLoader(..., shuffle=False))` | **yes** | 1 |" in figures.rng_consumers(run(seeding.rng_consumers))

@@ -88,10 +88,11 @@ def test_changed_imported_module_source_misses(private_cache, package):
 
 
 def test_imported_snippets_modules_are_part_of_the_key():
-    from snippets.experiments import seeding
+    from snippets.experiments.seeding import measure
 
-    modules = cache.digest_modules(seeding.creation_order.func)
-    assert {"snippets.experiments.seeding", "snippets.seeding", "snippets.experiments.question"} <= set(modules)
+    modules = cache.digest_modules(measure.creation_order.func)
+    assert {"snippets.experiments.seeding.measure", "snippets.seeding", "snippets.experiments.question"} <= set(modules)
+    assert not {m for m in modules if m.endswith((".figures", ".checks"))}, "presentation must not key results"
     assert "snippets.lab.timing" in cache.digest_modules(
         __import__("snippets.experiments.loader", fromlist=["x"]).question_timing.func)
     assert not set(modules) & cache.RESULT_NEUTRAL, "renderers and claims must not invalidate results"

@@ -34,6 +34,8 @@ FORMAT_VERSION = 1
 current_page: str | None = None
 # Keys computed in this process: REFRESH re-runs each experiment once per build, not once per block.
 _refreshed: set[str] = set()
+# Experiments each page ran in this build ({page: {name}}): the hook checks that each one's code is shown.
+ran_on_page: dict[str, set[str]] = {}
 
 
 class ExperimentError(RuntimeError):
@@ -54,10 +56,15 @@ def experiment(*, timing: bool = False) -> Callable[[Callable[..., dict]], Exper
     """Mark a function as an experiment. ``timing=True`` marks results that depend on wall-clock time."""
 
     def wrap(func: Callable[..., dict]) -> Experiment:
-        module = func.__module__.removeprefix("snippets.experiments.")
-        return Experiment(func=func, name=f"{module}.{func.__name__}", timing=timing)
+        return Experiment(func=func, name=experiment_name(func), timing=timing)
 
     return wrap
+
+
+def experiment_name(func: Callable) -> str:
+    """``<page>.<function>``: ``snippets.experiments.loader.measure.question_timing`` is ``loader.question_timing``."""
+    parts = [part for part in func.__module__.removeprefix("snippets.experiments.").split(".") if part != "measure"]
+    return ".".join([*parts, func.__name__])
 
 
 @dataclass
@@ -72,6 +79,8 @@ class Result:
     elapsed_s: float
     timing: bool
     cached: bool = field(default=False)
+    # The experiment that produced it (not stored): the code panel shows its source.
+    exp: Experiment | None = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, key: str) -> Any:
         return self.value[key]
@@ -104,7 +113,7 @@ def _own_modules(module: types.ModuleType, roots: set[str], seen: dict[str, type
 # Lab modules that shape how a result is shown or stored, never its value: editing a renderer or a claim
 # must not re-run every experiment. The timing helper and the environment module do change results.
 RESULT_NEUTRAL = frozenset({"snippets.lab", "snippets.lab.cache", "snippets.lab.claims", "snippets.lab.progress",
-                            "snippets.lab.render", "snippets.lab.mkdocs_hook"})
+                            "snippets.lab.render", "snippets.lab.mkdocs_hook", "snippets.lab.provenance"})
 
 
 def digest_modules(func: Callable) -> list[str]:
@@ -228,10 +237,12 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     key = cache_key(exp, params, fp)
     path = _entry_path(exp, key)
     refresh = _wants_refresh(exp) and key not in _refreshed
+    if current_page:
+        ran_on_page.setdefault(current_page, set()).add(exp.name)
     entry = None if refresh else _load(path, key)
     if entry is not None:
         return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
-                      exp.timing, cached=True)
+                      exp.timing, cached=True, exp=exp)
 
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
     log.info("pitfalls: running %s(%s)", exp.name, shown)
@@ -258,4 +269,4 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
     # Return what a later cache hit would return, so a page renders the same either way.
     value = json.loads(json.dumps(value))
-    return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False)
+    return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)

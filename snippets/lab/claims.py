@@ -1,15 +1,118 @@
-"""Claims as code: a sentence on a page that states a measured fact, checked when the page is built."""
+"""Claims as code: a sentence on a page that states a measured fact, checked when the page is built.
+
+A *check* is a named condition on a measured result, written in a page package's ``checks.py``::
+
+    @check("the DataLoader epoch takes more than 3x as long as the direct one")
+    def dataloader_slower(result):
+        ratio = result["rows"]["DataLoader"]["median"] / result["rows"]["direct"]["median"]
+        return ratio > 3, {"ratio": ratio}
+
+Calling it returns a :class:`Check` (holds or not, the values it measured). The *sentence* a reader sees is the
+page's, in the page's language, with the measured values injected::
+
+    print(say(checks.dataloader_slower(result), "The DataLoader run takes {ratio:.1f}× as long."))
+
+``say`` fails the build, naming the page, the check, its condition and the values, when the check does not
+hold; otherwise it marks the sentence as checked, with the condition and the values in its hover/tap text.
+"""
 
 from __future__ import annotations
 
+import functools
 import html
-from typing import Any
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from . import cache
 
 
 class ClaimError(AssertionError):
     """A page states something the measurement contradicts."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """The outcome of one check on one result."""
+
+    name: str
+    condition: str
+    holds: bool
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def measured(self) -> str:
+        """The values, readable: ``ratio = 7.73, epochs = 2,000``."""
+        return ", ".join(f"{key} = {show_value(value)}" for key, value in self.values.items()) or "—"
+
+
+# Every check defined in a checks module, by name: the tests feed each one a contradicting result.
+CHECKS: dict[str, Callable[..., Check]] = {}
+
+
+def check(condition: str) -> Callable[[Callable[..., tuple[bool, dict]]], Callable[..., Check]]:
+    """Declare a check: the decorated function returns ``(holds, values)``; ``condition`` says what must hold."""
+    if not condition or not isinstance(condition, str):
+        raise TypeError("check() needs the condition in words, e.g. @check('ratio > 3')")
+
+    def wrap(func: Callable[..., tuple[bool, dict]]) -> Callable[..., Check]:
+        page = func.__module__.removeprefix("snippets.experiments.").removesuffix(".checks")
+        name = f"{page}.{func.__name__}"
+
+        @functools.wraps(func)
+        def run_check(*args: Any, **kwargs: Any) -> Check:
+            outcome = func(*args, **kwargs)
+            if not (isinstance(outcome, tuple) and len(outcome) == 2 and isinstance(outcome[1], dict)):
+                raise TypeError(f"check {name} must return (holds, values), got {outcome!r:.200}")
+            holds, values = outcome
+            if not isinstance(holds, bool):
+                raise TypeError(f"check {name}: holds must be a bool, got {type(holds).__name__}")
+            return Check(name=name, condition=condition, holds=holds, values=dict(values))
+
+        run_check.check_name = name  # type: ignore[attr-defined]
+        run_check.condition = condition  # type: ignore[attr-defined]
+        CHECKS[name] = run_check
+        return run_check
+
+    return wrap
+
+
+def show_value(value: Any) -> str:
+    """A measured value as a reader reads it: 4 significant figures, thousands separators, yes/no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+            return f"{value:.4g}"
+        return f"{value:,.4g}" if abs(value) >= 1000 else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        shown = [show_value(v) for v in value[:6]]
+        return "[" + ", ".join(shown) + (", …" if len(value) > 6 else "") + "]"
+    return str(value)
+
+
+def _where() -> str:
+    return f" on page docs/{cache.current_page}" if cache.current_page else ""
+
+
+def say(outcome: Check, sentence: str) -> str:
+    """``sentence`` with the check's values filled in, marked as checked; fails the build if it does not hold."""
+    if not isinstance(outcome, Check):
+        raise TypeError(f"say() takes the Check a check returned, got {type(outcome).__name__}{_where()}")
+    try:
+        text = sentence.format(**outcome.values)
+    except (KeyError, IndexError, ValueError) as error:
+        raise ClaimError(f"Claim{_where()} cannot be written: the sentence {sentence!r} uses {error} but check "
+                         f"{outcome.name} measured only: {', '.join(outcome.values) or 'nothing'}") from None
+    if not outcome.holds:
+        raise ClaimError(f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
+                         f"measured: {outcome.measured()} — sentence: {text!r}")
+    tip = f"Checked when this page was built: {outcome.condition}. Measured: {outcome.measured()}."
+    return (f'<span class="pitfalls-claim" tabindex="0" data-check="{html.escape(outcome.name)}" '
+            f'title="{html.escape(tip, quote=True)}">{text}</span>')
 
 
 def claim(text: str, holds: bool, *, measured: Any) -> str:

@@ -7,6 +7,8 @@
   environment fingerprint, so a notebook's printed losses are never another machine's. ``REFRESH=1``
   turns that cache off for the first build of the process (a later rebuild under ``mkdocs serve`` reuses
   what that build executed, as the result cache does).
+* A page that runs an experiment without showing its code (``snippets.lab.present`` / ``code_panel``) is a
+  warning, so the strict build fails.
 * markdown-exec runs the pages' blocks in this process, where ``import snippets…`` is served from
   ``sys.modules``. Under ``mkdocs serve`` every rebuild after the first drops the ``snippets`` modules, so an
   edited experiment, renderer or recipe is imported afresh (the result cache then decides what re-runs).
@@ -82,7 +84,15 @@ def on_page_markdown(markdown, page, **kwargs):
 
 
 def on_page_content(html, page, **kwargs):
-    _lab("cache").current_page = None
+    cache = _lab("cache")
+    cache.current_page = None
+    # Every experiment a page runs has its code shown on that page (provenance.present / code_panel).
+    ran = cache.ran_on_page.get(page.file.src_path, set())
+    shown = _lab("provenance").shown_on_page.get(page.file.src_path, set())
+    for name in sorted(ran - shown):
+        logging.getLogger("mkdocs.plugins.pitfalls").warning(
+            "[page docs/%s] runs experiment %s but never shows its code: print present(result, renderer) "
+            "or code_panel(result) from snippets.lab beside what it produced", page.file.src_path, name)
     return html
 
 

@@ -1,6 +1,6 @@
-"""Seeding order: what draws from torch's global random stream, and patterns that keep runs comparable.
-
-Run ``python -m snippets.experiments.seeding`` to print the tables of the page.
+"""Seeding order, the measurements: what draws from torch's global random stream, and patterns that keep runs
+comparable. Only this module (with the question's setup, the recipes and the lab's timing) keys the result cache;
+drawing is in ``figures``, the conditions behind the page's claims in ``checks``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from snippets.lab import claim, experiment, progress
-from snippets.lab import render
-from snippets.lab.cache import Result
+from snippets.lab import experiment, progress
 from snippets.seeding import same_parameters, seeded
 
-from .question import SimpleLinearModel, full_batch_loader, make_data, train_direct, train_loader
+from ..question import SimpleLinearModel, full_batch_loader, make_data, train_direct, train_loader
 
 MAX_DRAWS = 8
 
@@ -59,16 +57,6 @@ def creation_order(seed: int = 0) -> dict:
         reseeded = _parameter_rows(first, second)
         same_after_reseed = same_parameters(first, second)
     return {"one_seed": one_seed, "reseeded": reseeded, "same_after_reseed": same_after_reseed}
-
-
-def render_creation_order(result: Result) -> str:
-    rows = []
-    for before, after in zip(result["one_seed"], result["reseeded"]):
-        rows.append([f"`{before['name']}`", "×".join(map(str, before["shape"])),
-                     "yes" if before["equal"] else "**no**", f"{before['max_abs_diff']:.3g}",
-                     "yes" if after["equal"] else "**no**"])
-    return render.table(["parameter", "shape", "equal after one seed", "max |Δ|", "equal, seed before each"],
-                        rows, align="llrrr")
 
 
 def _question_run(epochs: int, reseed: bool, *, through_loader: bool) -> dict:
@@ -115,34 +103,6 @@ def training_equivalence(epochs: int = 2000) -> dict:
             "differing_epochs": differing_epochs, "max_abs_diff": max_diff}
 
 
-def render_loss_curves(result: Result) -> str:
-    fixed, asked = result["fixed"], result["as_asked"]
-    epochs = range(1, result["epochs"] + 1)
-    fig, (left, right) = render.new_figure("pair", ncols=2)
-    left.plot(epochs, asked["direct"], label="direct (as asked)")
-    left.plot(epochs, asked["loader"], label="DataLoader (as asked)", linestyle="--")
-    left.plot(epochs, fixed["direct"], label="direct (seed before each model)")
-    left.plot(epochs, fixed["loader"], label="DataLoader (seed before each model)", linestyle=":")
-    left.set(yscale="log", xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
-    left.legend(fontsize=8)
-    diff = [a - b for a, b in zip(fixed["direct"], fixed["loader"])]
-    right.plot(epochs, diff, color=render.COLORS[2])
-    right.set(xlabel="epoch", ylabel="direct − DataLoader", title="Difference with equal starts")
-    return render.svg(fig, result, alt="Loss curves of direct and DataLoader training, and their difference")
-
-
-def render_fits(result: Result) -> str:
-    fig, axes = render.new_figure("pair", ncols=2, sharey=True)
-    for ax, key, title in zip(axes, ("pred_direct", "pred_loader"), ("Direct training", "Training with DataLoader")):
-        # Rasterised points: 2000 SVG markers make the page's styling pass take seconds.
-        ax.scatter(result["x"], result["y"], s=1, color="#7f7f7f", label="data", rasterized=True)
-        ax.plot(result["x"], result["fixed"][key], color=render.COLORS[1], label="fit")
-        ax.set(title=title, xlabel="x")
-    axes[0].set_ylabel("y")
-    fig.suptitle("The question's two fits, each model seeded before construction", fontsize=10)
-    return render.svg(fig, result, alt="The question's two fitted curves, identical once both models start alike")
-
-
 def _rng_advance(operation: Callable[[], object]) -> tuple[bool, int | None]:
     before = torch.get_rng_state()
     operation()
@@ -183,16 +143,6 @@ def rng_consumers(n_samples: int = 100) -> dict:
             advances, draws = _rng_advance(operation)
             rows.append({"operation": name, "advances": advances, "int64_draws": draws})
     return {"rows": rows, "by_name": {row["operation"]: row for row in rows}}
-
-
-def render_rng_consumers(result: Result) -> str:
-    rows = []
-    for row in result["rows"]:
-        draws = row["int64_draws"]
-        shown = str(draws) if draws is not None else "other (many values)"
-        rows.append([f"`{row['operation'].split(' — ')[0]}`" if "—" in row["operation"] else f"`{row['operation']}`",
-                     "**yes**" if row["advances"] else "no", shown])
-    return render.table(["operation", "advances the global RNG", "equivalent int64 draws"], rows, align="lcr")
 
 
 @experiment()
@@ -327,13 +277,6 @@ def thread_count_effect(n_values: int = 3_000_017, size: int = 512, epochs: int 
     return {"thread_counts": counts, "rows": rows, "any_differs": not all(r["equal"] for r in rows)}
 
 
-def render_thread_count_effect(result: Result) -> str:
-    lo, hi = result["thread_counts"][0], result["thread_counts"][-1]
-    rows = [[row["operation"], "yes" if row["equal"] else "**no**", f"{row['max_abs_diff']:.3g}"]
-            for row in result["rows"]]
-    return render.table(["computation", f"bitwise equal, {lo} vs {hi} threads", "max |Δ|"], rows, align="lcr")
-
-
 @experiment()
 def deterministic_mode(epochs: int = 300) -> dict:
     """What ``torch.use_deterministic_algorithms(True)`` changes for the question's training on this device."""
@@ -350,19 +293,3 @@ def deterministic_mode(epochs: int = 300) -> dict:
         torch.use_deterministic_algorithms(previous)
     return {"identical": runs[False] == runs[True], "cudnn_deterministic": torch.backends.cudnn.deterministic,
             "cudnn_benchmark": torch.backends.cudnn.benchmark, "cuda": torch.cuda.is_available()}
-
-
-def report() -> str:
-    from snippets.lab import run
-
-    parts = [render_creation_order(run(creation_order)), render_rng_consumers(run(rng_consumers))]
-    eq = run(training_equivalence)
-    parts.append(f"Epochs with different losses (equal starts): {eq['differing_epochs']} of {eq['epochs']}\n")
-    return "\n".join(parts)
-
-
-if __name__ == "__main__":
-    import logging
-
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    print(report())

@@ -1,0 +1,120 @@
+"""Seeding order, the checks: named conditions on measured results, each the basis of a claim on the page.
+
+Each returns ``(holds, values)``; the page writes the sentence and injects the values (``snippets.lab.say``).
+"""
+
+from __future__ import annotations
+
+from snippets.lab import check
+from snippets.lab.cache import Result
+
+
+@check("every parameter tensor of the second model differs from the first's after a single seed")
+def one_seed_differs(result: Result) -> tuple[bool, dict]:
+    rows = result["one_seed"]
+    differ = sum(not row["equal"] for row in rows)
+    return differ == len(rows) and differ > 0, {"differ": differ, "total": len(rows)}
+
+
+@check("with a re-seed before each construction, every parameter is bitwise equal")
+def reseed_equal(result: Result) -> tuple[bool, dict]:
+    equal = sum(row["equal"] for row in result["reseeded"])
+    return bool(result["same_after_reseed"]) and equal == len(result["reseeded"]), \
+        {"equal": equal, "total": len(result["reseeded"])}
+
+
+@check("from equal starts, no epoch's loss differs between the direct and the DataLoader run")
+def equal_starts_identical(result: Result) -> tuple[bool, dict]:
+    fixed = result["fixed"]
+    return (bool(fixed["same_start"]) and result["differing_epochs"] == 0 and fixed["direct"] == fixed["loader"],
+            {"epochs": result["epochs"], "differing_epochs": result["differing_epochs"],
+             "max_abs_diff": result["max_abs_diff"]})
+
+
+@check("from equal starts, the two runs end with bitwise-equal weights")
+def same_final_weights(result: Result) -> tuple[bool, dict]:
+    return bool(result["fixed"]["same_end"]), {"same_end": result["fixed"]["same_end"]}
+
+
+@check("as asked (one seed), the two models start apart and end with different losses")
+def as_asked_differ(result: Result) -> tuple[bool, dict]:
+    asked = result["as_asked"]
+    direct, loader = asked["direct"][-1], asked["loader"][-1]
+    return not asked["same_start"] and direct != loader, {"final_direct": direct, "final_loader": loader}
+
+
+def _draws(result: Result, operation: str) -> int | None:
+    return result["by_name"][operation]["int64_draws"]
+
+
+@check("iter() of an unshuffled DataLoader and a whole unshuffled epoch each advance the global RNG by one int64")
+def unshuffled_loader_draws(result: Result) -> tuple[bool, dict]:
+    at_iter = _draws(result, "iter(DataLoader(..., shuffle=False))")
+    epoch = _draws(result, "one epoch, shuffle=False")
+    return at_iter == 1 and epoch == 1, {"at_iter": at_iter, "per_epoch": epoch}
+
+
+@check("a shuffled epoch advances the global RNG by two int64 draws")
+def shuffled_loader_draws(result: Result) -> tuple[bool, dict]:
+    epoch = _draws(result, "one epoch, shuffle=True")
+    return epoch == 2, {"per_epoch": epoch}
+
+
+@check("a shuffled epoch with generator=g does not advance the global RNG")
+def generator_loader_draws_nothing(result: Result) -> tuple[bool, dict]:
+    advances = result["by_name"]["one epoch, shuffle=True, generator=g"]["advances"]
+    return not advances, {"advances": advances}
+
+
+@check("the model built before the iterator is unchanged by it")
+def peek_keeps_first(result: Result) -> tuple[bool, dict]:
+    return bool(result["first_model_unchanged"]), {"first_model_unchanged": result["first_model_unchanged"]}
+
+
+@check("the model built after the iterator gets different weights")
+def peek_changes_second(result: Result) -> tuple[bool, dict]:
+    return not result["second_model_unchanged"], {"second_model_unchanged": result["second_model_unchanged"]}
+
+
+@check("two models built in seeded(0) blocks are equal with an iterator created in between")
+def seeded_blocks_equal(result: Result) -> tuple[bool, dict]:
+    return bool(result["seeded_models_equal"]), {"seeded_models_equal": result["seeded_models_equal"]}
+
+
+@check("a shuffled epoch with its own generator leaves the global RNG state unchanged")
+def generator_leaves_global(result: Result) -> tuple[bool, dict]:
+    return bool(result["global_untouched"]), {"global_untouched": result["global_untouched"]}
+
+
+@check("re-seeding the generator repeats the order although a model was built in between")
+def generator_order_repeats(result: Result) -> tuple[bool, dict]:
+    return bool(result["order_repeats"]), {"order_repeats": result["order_repeats"]}
+
+
+@check("without a generator, building a model before the epoch changes the shuffle order")
+def global_order_shifted(result: Result) -> tuple[bool, dict]:
+    return bool(result["global_order_shifted"]), {"global_order_shifted": result["global_order_shifted"]}
+
+
+@check("every worker has a different torch seed")
+def workers_distinct_torch_seeds(result: Result) -> tuple[bool, dict]:
+    seeds = sorted({row[1] for row in result["rows"]})
+    return bool(result["distinct_torch_seeds"]) and result["workers"] > 1, \
+        {"workers": result["workers"], "seeds": seeds}
+
+
+@check("NumPy's first draw differs between workers")
+def workers_distinct_numpy(result: Result) -> tuple[bool, dict]:
+    return bool(result["distinct_numpy"]), {"workers": result["workers"]}
+
+
+@check("a second run with the same seeded generator repeats every value, with and without seed_worker")
+def workers_repeatable(result: Result) -> tuple[bool, dict]:
+    return bool(result["repeatable"] and result["with_init_repeatable"]), \
+        {"repeatable": result["repeatable"], "with_seed_worker": result["with_init_repeatable"]}
+
+
+@check("the question's training gives bitwise-equal losses with and without use_deterministic_algorithms(True)")
+def deterministic_identical(result: Result) -> tuple[bool, dict]:
+    return bool(result["identical"]), {"device": "CUDA" if result["cuda"] else "this CPU-only machine",
+                                       "identical": result["identical"]}

@@ -1,0 +1,61 @@
+"""Seeding order, the figures and tables: pure functions of a result."""
+
+from __future__ import annotations
+
+from snippets.lab import render
+from snippets.lab.cache import Result
+
+
+def creation_order(result: Result) -> str:
+    rows = []
+    for before, after in zip(result["one_seed"], result["reseeded"]):
+        rows.append([f"`{before['name']}`", "×".join(map(str, before["shape"])),
+                     "yes" if before["equal"] else "**no**", f"{before['max_abs_diff']:.3g}",
+                     "yes" if after["equal"] else "**no**"])
+    return render.table(["parameter", "shape", "equal after one seed", "max |Δ|", "equal, seed before each"],
+                        rows, align="llrrr")
+
+
+def loss_curves(result: Result) -> str:
+    fixed, asked = result["fixed"], result["as_asked"]
+    epochs = range(1, result["epochs"] + 1)
+    fig, (left, right) = render.new_figure("pair", ncols=2)
+    left.plot(epochs, asked["direct"], label="direct (as asked)")
+    left.plot(epochs, asked["loader"], label="DataLoader (as asked)", linestyle="--")
+    left.plot(epochs, fixed["direct"], label="direct (seed before each model)")
+    left.plot(epochs, fixed["loader"], label="DataLoader (seed before each model)", linestyle=":")
+    left.set(yscale="log", xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
+    left.legend(fontsize=8)
+    diff = [a - b for a, b in zip(fixed["direct"], fixed["loader"])]
+    right.plot(epochs, diff, color=render.COLORS[2])
+    right.set(xlabel="epoch", ylabel="direct − DataLoader", title="Difference with equal starts")
+    return render.svg(fig, result, alt="Loss curves of direct and DataLoader training, and their difference")
+
+
+def fits(result: Result) -> str:
+    fig, axes = render.new_figure("pair", ncols=2, sharey=True)
+    for ax, key, title in zip(axes, ("pred_direct", "pred_loader"), ("Direct training", "Training with DataLoader")):
+        # Rasterised points: 2000 SVG markers make the page's styling pass take seconds.
+        ax.scatter(result["x"], result["y"], s=1, color="#7f7f7f", label="data", rasterized=True)
+        ax.plot(result["x"], result["fixed"][key], color=render.COLORS[1], label="fit")
+        ax.set(title=title, xlabel="x")
+    axes[0].set_ylabel("y")
+    fig.suptitle("The question's two fits, each model seeded before construction", fontsize=10)
+    return render.svg(fig, result, alt="The question's two fitted curves, identical once both models start alike")
+
+
+def rng_consumers(result: Result) -> str:
+    rows = []
+    for row in result["rows"]:
+        draws = row["int64_draws"]
+        shown = str(draws) if draws is not None else "other (many values)"
+        rows.append([f"`{row['operation'].split(' — ')[0]}`" if "—" in row["operation"] else f"`{row['operation']}`",
+                     "**yes**" if row["advances"] else "no", shown])
+    return render.table(["operation", "advances the global RNG", "equivalent int64 draws"], rows, align="lcr")
+
+
+def thread_count_effect(result: Result) -> str:
+    lo, hi = result["thread_counts"][0], result["thread_counts"][-1]
+    rows = [[row["operation"], "yes" if row["equal"] else "**no**", f"{row['max_abs_diff']:.3g}"]
+            for row in result["rows"]]
+    return render.table(["computation", f"bitwise equal, {lo} vs {hi} threads", "max |Δ|"], rows, align="lcr")

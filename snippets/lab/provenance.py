@@ -1,0 +1,185 @@
+"""The code behind a result, shown beside it: what ran, with which parameters, where, and when.
+
+``present(result, renderer)`` prints a figure or table followed by a collapsed panel holding
+
+* the experiment's provenance: name, parameters, compute time, computed by this build or read from the cache,
+  and the environment stamp;
+* the source of the experiment function, read from the file that ran (never retyped), and of the helpers it
+  calls that decide what is measured — the functions and classes of ``snippets.experiments`` and the lab's
+  timing helper that it refers to, transitively; the recipes it uses are named with a link;
+* one click further, the drawing code and the checks behind the page's claims.
+
+With ``REPO_URL`` set (for example ``https://github.com/<owner>/<repo>``) every source is linked to its file and
+line range at ``REPO_REF`` (default ``main``).
+
+The panel is HTML (a Material ``details`` block with highlighted code), so it works in Markdown and in HTML
+exec blocks alike. Each panel records that the page showed the experiment; the MkDocs hook fails the build
+when a page runs an experiment whose code it never shows.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import os
+import types
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from . import cache
+from .cache import Experiment, Result
+
+RECIPES = ("snippets.seeding", "snippets.tensor_loader", "snippets.step_budget")
+# Modules whose functions decide what is measured: the page packages, the question's setup, the timing helper.
+MEASURING_PREFIXES = ("snippets.experiments.", "snippets.lab.timing")
+# Experiments whose code each page showed in this build ({page: {name}}).
+shown_on_page: dict[str, set[str]] = {}
+
+_FORMATTER = HtmlFormatter(cssclass="language-python highlight", wrapcode=True)
+_LEXER = PythonLexer()
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """Every global or attribute name a function's code (and the functions nested in it) refers to."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _measuring(obj: Any) -> bool:
+    module = getattr(obj, "__module__", "") or ""
+    return (inspect.isfunction(obj) or inspect.isclass(obj)) and module.startswith(MEASURING_PREFIXES) \
+        and not module.endswith((".figures", ".checks"))
+
+
+def _code_of(obj: Any) -> list[types.CodeType]:
+    if inspect.isfunction(obj):
+        return [obj.__code__]
+    if inspect.isclass(obj):
+        return [v.__code__ for v in vars(obj).values() if inspect.isfunction(v)]
+    return []
+
+
+def helpers(func: Callable) -> tuple[list[Any], list[Any]]:
+    """What ``func`` calls that decides what is measured, and the recipes it uses, in order of first use."""
+    found: list[Any] = []
+    recipes: list[Any] = []
+    queue: list[Any] = [func]
+    while queue:
+        current = queue.pop(0)
+        namespace = getattr(current, "__globals__", None)
+        if namespace is None:
+            namespace = vars(inspect.getmodule(current)) if inspect.getmodule(current) else {}
+        for code in _code_of(current):
+            names = _names(code)
+            candidates = [namespace.get(name) for name in sorted(names)]
+            # Attributes of modules it refers to (``question.make_data``).
+            for value in list(candidates):
+                if isinstance(value, types.ModuleType):
+                    candidates += [getattr(value, name, None) for name in sorted(names)]
+            for value in candidates:
+                if isinstance(value, Experiment):
+                    value = value.func
+                if value is None or value is func or value in found or value in recipes:
+                    continue
+                if getattr(value, "__module__", None) in RECIPES and (inspect.isfunction(value) or
+                                                                      inspect.isclass(value)):
+                    recipes.append(value)
+                elif _measuring(value):
+                    found.append(value)
+                    queue.append(value)
+    return found, recipes
+
+
+def _relative(path: str) -> str:
+    try:
+        return Path(path).resolve().relative_to(cache.PROJECT_ROOT).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
+def _link(rel: str, first: int | None = None, last: int | None = None) -> str | None:
+    repo = os.environ.get("REPO_URL", "").rstrip("/")
+    if not repo:
+        return None
+    ref = os.environ.get("REPO_REF", "main")
+    anchor = f"#L{first}-L{last}" if first else ""
+    return f"{repo}/blob/{ref}/{rel}{anchor}"
+
+
+def source_block(obj: Any) -> str:
+    """The highlighted source of ``obj`` with its file, line range and, when ``REPO_URL`` is set, a link."""
+    target = obj.func if isinstance(obj, Experiment) else obj
+    lines, first = inspect.getsourcelines(target)
+    last = first + len(lines) - 1
+    rel = _relative(inspect.getsourcefile(target) or "")
+    caption = f"{rel}, lines {first}–{last}"
+    url = _link(rel, first, last)
+    if url:
+        caption = f'<a href="{html.escape(url)}">{html.escape(caption)}</a>'
+    else:
+        caption = html.escape(caption)
+    code = highlight("".join(lines), _LEXER, _FORMATTER)
+    # Material's title bar for a code block: a span.filename before the <pre>.
+    return code.replace("<pre>", f'<span class="filename">{caption}</span><pre>', 1)
+
+
+def _details(summary: str, body: str, *, kind: str = "note", open_: bool = False) -> str:
+    return (f'<details class="{kind} pitfalls-code"{" open" if open_ else ""}>'
+            f"<summary>{summary}</summary>\n{body}\n</details>")
+
+
+def _qualname(obj: Any) -> str:
+    module = obj.__module__.removeprefix("snippets.experiments.").removeprefix("snippets.")
+    return f"{module}.{obj.__qualname__}"
+
+
+def provenance_line(result: Result) -> str:
+    params = ", ".join(f"{k}={v!r}" for k, v in result.params.items()) or "no parameters"
+    origin = (f"read from this machine's result cache (computed {result.computed_at})" if result.cached
+              else "computed by this build")
+    return (f'<p class="pitfalls-provenance"><code>{html.escape(result.experiment)}'
+            f"({html.escape(params)})</code> — took {result.elapsed_s:.1f} s to compute, {origin}. "
+            f"Measured with {html.escape(result.stamp)}.</p>")
+
+
+def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None = None,
+               checks: Iterable[Callable] = ()) -> str:
+    """The collapsed panel with the code that measured ``result`` (see the module docstring)."""
+    if not isinstance(result, Result) or result.exp is None:
+        raise TypeError(f"code_panel() needs a Result returned by run(), got {type(result).__name__}")
+    exp = result.exp
+    if cache.current_page:
+        shown_on_page.setdefault(cache.current_page, set()).add(exp.name)
+    found, recipes = helpers(exp.func)
+    parts = [provenance_line(result), source_block(exp)]
+    if recipes:
+        names = ", ".join(f"<code>{html.escape(r.__name__)}</code> ({html.escape(_relative(inspect.getsourcefile(r)))})"
+                          for r in recipes)
+        parts.append(f"<p>It uses the recipe code {names}, shown in full on its page.</p>")
+    if found:
+        listed = ", ".join(f"<code>{html.escape(_qualname(h))}</code>" for h in found)
+        parts.append(_details(f"What it calls: {listed}", "\n".join(source_block(h) for h in found)))
+    drawers = [drawn_by] if callable(drawn_by) else list(drawn_by or [])
+    for drawer in drawers:
+        parts.append(_details(f"Drawing code: <code>{html.escape(_qualname(drawer))}</code>", source_block(drawer)))
+    check_list = list(checks)
+    if check_list:
+        listed = ", ".join(f"<code>{html.escape(getattr(c, 'check_name', c.__name__))}</code>" for c in check_list)
+        parts.append(_details(f"Checks behind the claims: {listed}",
+                              "\n".join(source_block(inspect.unwrap(c)) for c in check_list)))
+    summary = f"Code that measured this: <code>{html.escape(exp.name)}</code>"
+    return "\n" + _details(summary, "\n".join(parts), kind="example") + "\n"
+
+
+def present(result: Result, renderer: Callable[[Result], str] | None = None, *,
+            checks: Iterable[Callable] = ()) -> str:
+    """``renderer(result)`` (a figure or table), then the code panel of ``result``."""
+    shown = renderer(result) if renderer is not None else ""
+    return f"{shown}\n{code_panel(result, drawn_by=renderer, checks=checks)}"

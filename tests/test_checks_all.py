@@ -1,0 +1,25 @@
+"""No claim may be unable to fail: every check of every page has a contradicting case in its page's tests."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from snippets.lab.claims import CHECKS
+
+PAGES = ["seeding", "loader", "steps"]
+
+
+def test_every_check_has_a_contradicting_case():
+    listed: set[str] = set()
+    for page in PAGES:
+        try:
+            importlib.import_module(f"snippets.experiments.{page}.checks")
+        except ModuleNotFoundError:
+            pytest.fail(f"snippets/experiments/{page}/checks.py is missing")
+        listed |= set(importlib.import_module(f"test_checks_{page}").CONTRADICTING)
+    missing = sorted(set(CHECKS) - listed)
+    assert not missing, f"checks without a contradicting test: {missing}"
+    unknown = sorted(listed - set(CHECKS))
+    assert not unknown, f"contradicting cases for checks that do not exist: {unknown}"

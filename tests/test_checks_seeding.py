@@ -1,0 +1,65 @@
+"""Each check behind a claim on the seeding page holds on the real measurement and fails on a contradiction."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks_support import Contradiction, Measured, assert_check_can_fail
+from snippets.experiments.seeding import checks, measure  # noqa: F401  (registers the checks)
+
+
+def _set(path: list, value):
+    def edit(result: dict) -> None:
+        target = result
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return edit
+
+
+CREATION = Measured(measure.creation_order)
+TRAINING = Measured(measure.training_equivalence, (("epochs", 20),))
+CONSUMERS = Measured(measure.rng_consumers)
+BETWEEN = Measured(measure.loader_between_models)
+GENERATOR = Measured(measure.generator_isolation, (("n_samples", 30), ("batch_size", 5)))
+WORKERS = Measured(measure.worker_seeds)
+DETERMINISTIC = Measured(measure.deterministic_mode, (("epochs", 5),))
+
+
+def _unshuffled_draws_twice(result: dict) -> None:
+    result["by_name"]["one epoch, shuffle=False"]["int64_draws"] = 2
+
+
+def _workers_share_a_seed(result: dict) -> None:
+    result["distinct_torch_seeds"] = False
+    for row in result["rows"]:
+        row[1] = 7
+
+
+CONTRADICTING = {
+    "seeding.one_seed_differs": Contradiction(CREATION, lambda r: r["one_seed"][0].update(equal=True)),
+    "seeding.reseed_equal": Contradiction(CREATION, lambda r: r["reseeded"][1].update(equal=False)),
+    "seeding.equal_starts_identical": Contradiction(TRAINING, _set(["differing_epochs"], 1)),
+    "seeding.same_final_weights": Contradiction(TRAINING, _set(["fixed", "same_end"], False)),
+    "seeding.as_asked_differ": Contradiction(TRAINING, _set(["as_asked", "same_start"], True)),
+    "seeding.unshuffled_loader_draws": Contradiction(CONSUMERS, _unshuffled_draws_twice),
+    "seeding.shuffled_loader_draws": Contradiction(
+        CONSUMERS, lambda r: r["by_name"]["one epoch, shuffle=True"].update(int64_draws=1)),
+    "seeding.generator_loader_draws_nothing": Contradiction(
+        CONSUMERS, lambda r: r["by_name"]["one epoch, shuffle=True, generator=g"].update(advances=True)),
+    "seeding.peek_keeps_first": Contradiction(BETWEEN, _set(["first_model_unchanged"], False)),
+    "seeding.peek_changes_second": Contradiction(BETWEEN, _set(["second_model_unchanged"], True)),
+    "seeding.seeded_blocks_equal": Contradiction(BETWEEN, _set(["seeded_models_equal"], False)),
+    "seeding.generator_leaves_global": Contradiction(GENERATOR, _set(["global_untouched"], False)),
+    "seeding.generator_order_repeats": Contradiction(GENERATOR, _set(["order_repeats"], False)),
+    "seeding.global_order_shifted": Contradiction(GENERATOR, _set(["global_order_shifted"], False)),
+    "seeding.workers_distinct_torch_seeds": Contradiction(WORKERS, _workers_share_a_seed),
+    "seeding.workers_distinct_numpy": Contradiction(WORKERS, _set(["distinct_numpy"], False)),
+    "seeding.workers_repeatable": Contradiction(WORKERS, _set(["with_init_repeatable"], False)),
+    "seeding.deterministic_identical": Contradiction(DETERMINISTIC, _set(["identical"], False)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRADICTING))
+def test_check_holds_on_the_measurement_and_fails_on_a_contradiction(name):
+    assert_check_can_fail(name, CONTRADICTING[name])
