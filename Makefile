@@ -10,7 +10,7 @@ STAMP := $(VENV)/.pitfalls-installed
 export NO_MKDOCS_2_WARNING ?= 1
 export PYTHONUNBUFFERED = 1
 
-.PHONY: setup serve build test test-fast bench browser-deps clean clean-cache
+.PHONY: setup serve build test test-fast bench mutation browser-deps clean clean-cache
 
 setup: $(STAMP)
 
@@ -44,6 +44,10 @@ browser-deps:
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+## Mutation testing of the recipes and the lab, scores checked against their targets (minutes)
+mutation: $(STAMP)
+	$(BIN)/python benchmarks/mutation.py
 
 clean-cache:
 	rm -rf .cache

@@ -28,9 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from snippets.experiments.loader import (RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK, TRAINING_TARGET,  # noqa: E402
-                                         HandWritten, consume, fresh_model, question_data, question_loaders,
-                                         train_epoch)
+from snippets.experiments.loader.derive import (RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK,  # noqa: E402
+                                                TRAINING_TARGET)
+from snippets.experiments.loader.measure import (HandWritten, consume, fresh_model, question_data,  # noqa: E402
+                                                 question_loaders, train_epoch)
 from snippets.lab import measure, pick_device  # noqa: E402
 from snippets.lab.environment import stamp  # noqa: E402
 from snippets.lab.render import seconds  # noqa: E402

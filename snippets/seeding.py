@@ -70,10 +70,14 @@ def seeded(seed: int) -> Iterator[None]:
     the block raises, so code after the block sees the stream as if the block had never run.
     """
     seed = _check_seed(seed)
-    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-    with torch.random.fork_rng(devices=devices):
+    with torch.random.fork_rng(devices=_cuda_devices()):
         torch.manual_seed(seed)
         yield
+
+
+def _cuda_devices() -> list[int]:
+    # fork_rng saves and restores the generators of the devices it is given, and only those.
+    return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
 
 
 def same_parameters(a: nn.Module, b: nn.Module) -> bool:
@@ -87,8 +91,7 @@ def same_parameters(a: nn.Module, b: nn.Module) -> bool:
         tensor_b = state_b[name]
         if tensor_a.dtype != tensor_b.dtype or tensor_a.shape != tensor_b.shape:
             return False
-        if tensor_a.device != tensor_b.device:
-            tensor_b = tensor_b.to(tensor_a.device)
+        tensor_b = tensor_b.to(tensor_a.device)  # no copy when it is already there
         if not torch.equal(_bits(tensor_a), _bits(tensor_b)):
             return False
     return True
@@ -96,5 +99,4 @@ def same_parameters(a: nn.Module, b: nn.Module) -> bool:
 
 def _bits(tensor: torch.Tensor) -> torch.Tensor:
     # Compare bit patterns, not values: torch.equal says NaN != NaN and 0.0 == -0.0.
-    flat = tensor.detach().reshape(-1).contiguous()
-    return flat.view(torch.uint8) if flat.dtype != torch.bool else flat
+    return tensor.detach().reshape(-1).contiguous().view(torch.uint8)

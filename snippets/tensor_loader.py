@@ -140,8 +140,7 @@ class TensorLoader:
             count, rest = divmod(length, size)
             sizes = [size] * count + ([rest] if rest else [])
             # split_with_sizes makes all views of a span in one call (split() costs ~3x more per call).
-            parts = [(tensor if length == n else tensor[start:start + length]).split_with_sizes(sizes)
-                     for tensor in self.tensors]
+            parts = [tensor[start:start + length].split_with_sizes(sizes) for tensor in self.tensors]
             if rest and self.drop_last:
                 parts = [part[:count] for part in parts]
             yield from zip(*parts)
@@ -162,7 +161,7 @@ class TensorLoader:
         per_gather = max(1, self._rows_per_gather // size) * size
         for start in range(0, full, per_gather):
             end = min(start + per_gather, full)
-            rows = self._gather(permutation if end - start == n else permutation[start:end])
+            rows = self._gather(permutation[start:end])
             count = (end - start) // size
             if count == 1:
                 yield rows

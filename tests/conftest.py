@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,19 @@ def build_site(dest: Path, *, env_extra: dict[str, str] | None = None, config: P
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
 
 
+def project_copy(dest: Path, *, caches: bool = False) -> Path:
+    """A throwaway copy of what a build reads (docs, snippets, overrides, config, Makefile), with file times kept
+    so make sees the setup as up to date; ``caches=True`` also copies ``.cache`` so that builds in the copy
+    never write into the project's caches."""
+    for name in ("docs", "snippets", "overrides"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("mkdocs.yml", "Makefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, dest / name)
+    if caches and (ROOT / ".cache").is_dir():
+        shutil.copytree(ROOT / ".cache", dest / ".cache")
+    return dest
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
     """The real site, built once with ``--strict`` into a temporary folder (results from the project cache)."""
@@ -30,6 +44,16 @@ def built_site(tmp_path_factory) -> Path:
     process = build_site(dest)
     assert process.returncode == 0, f"strict build failed:\n{process.stdout[-4000:]}\n{process.stderr[-8000:]}"
     return dest
+
+
+@pytest.fixture(autouse=True)
+def _never_the_project_cache(request, tmp_path_factory, monkeypatch):
+    """Every test but the site and browser ones (which build the real site, as ``make build`` does) runs against
+    a fresh, private result cache, so that no test writes results or figures into the project's ``.cache``."""
+    if request.node.get_closest_marker("site") or request.node.get_closest_marker("browser"):
+        return
+    monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path_factory.mktemp("private-cache") / "results"))
+    monkeypatch.delenv("REFRESH", raising=False)
 
 
 @pytest.fixture()

@@ -19,7 +19,8 @@ def test_every_check_has_a_contradicting_case():
         except ModuleNotFoundError:
             pytest.fail(f"snippets/experiments/{page}/checks.py is missing")
         listed |= set(importlib.import_module(f"test_checks_{page}").CONTRADICTING)
-    missing = sorted(set(CHECKS) - listed)
+    pages = {name for name in CHECKS if name.split(".")[0] in PAGES}  # not the checks tests define for themselves
+    missing = sorted(pages - listed)
     assert not missing, f"checks without a contradicting test: {missing}"
-    unknown = sorted(listed - set(CHECKS))
+    unknown = sorted(listed - pages)
     assert not unknown, f"contradicting cases for checks that do not exist: {unknown}"

@@ -1,4 +1,8 @@
-"""The loader page's experiments at small size: they run, their renderers work, and the page's claims hold."""
+"""The loader page's experiments at small size: they run, their renderers work, and its checks read them.
+
+No test here asserts a time or a ratio of times: the timing checks' logic is tested on synthetic results in
+``tests/test_checks_loader.py``; here they only have to accept the real results' shape.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,9 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from snippets.experiments import loader
-from snippets.lab import run
+import test_checks_loader
+from snippets.experiments.loader import checks, derive, figures, measure
+from snippets.lab import Check, run
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "loader-overhead.md"
@@ -27,15 +32,27 @@ SMALL = {
                       min_run_time=0.02),
     "contract": dict(sizes=(1, 7, 30), batch_sizes=(1, 4, 40), epochs=2),
 }
+# The checks each experiment's result is read by; those marked True depend on timings.
 CHECKS = {
-    "question_timing": loader.checks_question_timing,
-    "breakdown": loader.checks_breakdown,
-    "batch_size_scaling": loader.checks_batch_size_scaling,
-    "size_scaling": loader.checks_size_scaling,
-    "step_share": loader.checks_step_share,
-    "workers": loader.checks_workers,
-    "bandwidth": loader.checks_bandwidth,
-    "contract": loader.checks_contract,
+    "question_timing": [(checks.question_runs_identical, False), (checks.dataloader_slower, True)],
+    "breakdown": [(checks.getitem_per_sample, False), (checks.collate_one_list, False),
+                  (checks.batch_sampler_indexes_once, False), (checks.batch_is_fresh_copy, False),
+                  (checks.source_already_contiguous, False), (checks.iterator_negligible, True),
+                  (checks.copy_negligible, True), (checks.per_sample_dominates, True)],
+    "batch_size_scaling": [(checks.dataloader_slower_at_every_batch_size, True)],
+    "size_scaling": [(checks.per_sample_cost_ratio, True)],
+    "step_share": [(checks.small_model_dataloader_share, True), (checks.larger_model_smaller_share, True),
+                   (checks.tensorloader_share_small, True)],
+    "workers": [(checks.fresh_workers_slower, True), (checks.tensorloader_beats_workers, True)],
+    "bandwidth": [(checks.dataloader_narrow_rows_slow, True), (checks.dataloader_wide_rows_closer, True)],
+    "contract": [(checks.tensorloader_matches_dataloader, False), (checks.sequential_batch_is_view, False),
+                 (checks.shuffled_batch_is_copy, False)],
+}
+SYNTHETIC = {
+    "question_timing": test_checks_loader.question_times, "breakdown": test_checks_loader.breakdown_times,
+    "batch_size_scaling": test_checks_loader.batch_size_times, "size_scaling": test_checks_loader.size_times,
+    "step_share": test_checks_loader.step_times, "workers": test_checks_loader.worker_times,
+    "bandwidth": test_checks_loader.bandwidth_times,
 }
 
 
@@ -45,41 +62,82 @@ def results(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PITFALLS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         patch.delenv("REFRESH", raising=False)
-        yield {name: run(getattr(loader, name), **params) for name, params in SMALL.items()}
+        yield {name: run(getattr(measure, name), **params) for name, params in SMALL.items()}
+
+
+def test_every_loader_check_is_exercised_here():
+    listed = {check.check_name for pairs in CHECKS.values() for check, _ in pairs}
+    assert listed == set(test_checks_loader.CONTRADICTING)
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
-def test_page_claims_hold_at_small_size(results, name):
-    failed = [(c.text, c.measured) for c in CHECKS[name](results[name].value) if not c.holds]
-    assert not failed
+def test_checks_read_the_measured_results(results, name):
+    """Every check runs on the real result; those that do not depend on timings hold even at small size."""
+    for check, timing in CHECKS[name]:
+        outcome = check(results[name])
+        assert isinstance(outcome, Check) and outcome.values, check.check_name
+        if not timing:
+            assert outcome.holds, f"{outcome.name}: {outcome.measured()}"
+
+
+def _shape(value, depth: int = 0):
+    """Keys, and the keys of the first row of each list of rows, without the values."""
+    if isinstance(value, dict) and depth < 3:
+        return {key: _shape(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return [_shape(value[0], depth + 1)]
+    return None
+
+
+def _contained(small, large) -> bool:
+    if isinstance(small, dict):
+        return isinstance(large, dict) and all(k in large and _contained(v, large[k]) for k, v in small.items())
+    if isinstance(small, list):
+        return isinstance(large, list) and _contained(small[0], large[0])
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(SYNTHETIC))
+def test_synthetic_timings_are_shaped_like_the_measured_results(results, name):
+    synthetic, measured = _shape(SYNTHETIC[name]()), _shape(results[name].value)
+    assert _contained(synthetic, measured), f"{name}: synthetic {synthetic} is not part of measured {measured}"
 
 
 def test_renderers_produce_tables_and_figures(results):
     r = results
-    assert "| direct |" in loader.render_question_timing(r["question_timing"])
-    for render in (loader.render_breakdown, loader.render_verdicts, loader.render_profile):
+    assert "| direct |" in figures.question_timing(r["question_timing"])
+    for render in (figures.breakdown, figures.profile):
         assert "pitfalls-stamp" in render(r["breakdown"])
-    assert loader.render_breakdown_calls(r["breakdown"]).count("pitfalls-claim") == 3
-    figure = loader.render_batch_size_scaling(r["batch_size_scaling"])
+    numbers = figures.verdict_numbers(r["breakdown"])
+    assert numbers["bytes"] == 1000 * 4 * 2 and 0 < numbers["iterator_share"]
+    assert 0 < figures.stages_total(r["breakdown"])["share"]
+    figure = figures.batch_size_scaling(r["batch_size_scaling"])
     assert figure.startswith("<figure") and "<svg" in figure and 'aria-label="' in figure
-    assert "<svg" in loader.render_size_scaling(r["size_scaling"])
-    targets = loader.render_speed_targets(r["batch_size_scaling"], r["question_timing"])
-    assert "TensorLoader" in targets and "target ≤ 1.1×" in targets and "fastest" in targets
-    assert "pitfalls-claim" in loader.render_batch_size_claims(r["batch_size_scaling"])
-    assert "| Model |" in loader.render_step_share(r["step_share"])
-    assert "num_workers=2" in loader.render_workers(r["workers"])
-    takeaways = loader.render_takeaways(r["question_timing"], r["breakdown"], r["step_share"], r["size_scaling"],
-                                        r["workers"])
-    assert takeaways.startswith('!!! success "Takeaways"') and "pitfalls" not in takeaways
-    assert "pitfalls-claim" in loader.render_contract(r["contract"])
-    assert "pitfalls-claim" in loader.render_size_costs(r["size_scaling"])
-    assert "def fetch" in loader.render_fetcher_source()
-    assert "GB/s" in loader.render_bandwidth(r["bandwidth"])
+    assert "<svg" in figures.size_scaling(r["size_scaling"])
+    targets = figures.speed_targets(r["batch_size_scaling"])
+    assert "TensorLoader" in targets and "pitfalls-stamp" in targets
+    assert {"ratio", "target", "met"} <= set(figures.training_target(r["question_timing"]))
+    assert figures.training_target(r["question_timing"])["target"] == derive.TRAINING_TARGET
+    assert "| Model |" in figures.step_share(r["step_share"])
+    assert "num_workers=2" in figures.workers(r["workers"])
+    assert [b["n"] for b in figures.fastest_workers(r["workers"])] == [500, 1000]
+    assert "largest N run" in figures.size_costs(r["size_scaling"])
+    assert "def fetch" in figures.fetcher_source()
+    assert "GB/s" in figures.bandwidth(r["bandwidth"])
+    assert [s["row_bytes"] for s in figures.tensorloader_of_clone(r["bandwidth"])] == [64, 1024, 16384]
+    for text in (figures.question_timing(r["question_timing"]), figures.breakdown(r["breakdown"]),
+                 figures.workers(r["workers"]), figures.bandwidth(r["bandwidth"])):
+        assert "pitfalls-claim" not in text, "figures draw; the page states the claims"
 
 
-def test_figures_are_byte_identical_on_rerender(results):
-    first = loader.render_batch_size_scaling(results["batch_size_scaling"])
-    assert loader.render_batch_size_scaling(results["batch_size_scaling"]) == first
+def test_speed_target_rows_say_met_by_the_targets_logic():
+    points = [test_checks_loader._timed(name, median, shuffle=False, batch_size=size)
+              for size, name, median in ((1, "hand-written loop", 1.0e-3), (1, "TensorLoader", 1.1e-3),
+                                         (10, "hand-written loop", 1.0e-3), (10, "TensorLoader", 1.5e-3),
+                                         (100, "hand-written loop", 1.0e-5), (100, "TensorLoader", 1.5e-5))]
+    rows = figures.speed_target_rows({"points": points})
+    assert [(r["batch_size"], r["met"]) for r in rows] == [(1, True), (10, False), (100, True)]
+    assert rows[2]["target"].startswith("within")
 
 
 def test_question_runs_are_bitwise_identical(results):
@@ -93,23 +151,23 @@ def test_breakdown_counts_calls_live(results):
     assert calls["getitem_per_epoch"] == 1000 and calls["batch_sampler_getitem_per_epoch"] == 1
 
 
-def test_pin_memory_says_why_when_there_is_no_accelerator(results):
+def test_pin_memory_times_nothing_without_an_accelerator(results):
     value = results["pin_memory"].value
-    text = loader.render_pin_memory(results["pin_memory"])
+    text = figures.pin_memory(results["pin_memory"])
     if value["device"] != "cpu":
         assert len(value["rows"]) == 4 and "pin_memory=True" in text
     elif value["accelerator"] is None:
-        assert value["rows"] == [] and "found no accelerator" in text and value["batch_is_pinned"] is False
+        assert value["rows"] == [] and "pitfalls-stamp" in text and value["batch_is_pinned"] is False
         assert value["warnings"] and "accelerator" in value["warnings"][0]
     else:
-        assert value["rows"] == [] and "not timed" in text
+        assert value["rows"] == [] and "pitfalls-stamp" in text
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
 @pytest.mark.parametrize("batch_size", [1, 3, 10])
 def test_hand_written_baselines_yield_dataloaders_batches(shuffle, batch_size):
-    x, y = loader.question_data(10)
-    ours = list(loader.HandWritten(x, y, batch_size, shuffle, torch.Generator().manual_seed(0)))
+    x, y = measure.question_data(10)
+    ours = list(measure.HandWritten(x, y, batch_size, shuffle, torch.Generator().manual_seed(0)))
     reference = DataLoader(TensorDataset(x, y), batch_size=batch_size, shuffle=shuffle,
                            generator=torch.Generator().manual_seed(0))
     expected = list(reference)
@@ -118,27 +176,37 @@ def test_hand_written_baselines_yield_dataloaders_batches(shuffle, batch_size):
         assert torch.equal(xa, xb) and torch.equal(ya, yb)
 
 
-@pytest.mark.parametrize("name", loader.LOADER_NAMES)
+@pytest.mark.parametrize("name", measure.LOADER_NAMES)
 def test_every_loader_variant_yields_the_same_batches(name):
-    x, y = loader.question_data(12)
+    x, y = measure.question_data(12)
     for shuffle in (False, True):
-        got = [tuple(b) for b in loader.make_loader(name, x, y, 5, shuffle, seed=3)]
-        want = [tuple(b) for b in loader.make_loader("DataLoader", x, y, 5, shuffle, seed=3)]
+        got = [tuple(b) for b in measure.make_loader(name, x, y, 5, shuffle, seed=3)]
+        want = [tuple(b) for b in measure.make_loader("DataLoader", x, y, 5, shuffle, seed=3)]
         assert len(got) == len(want)
         for a, b in zip(got, want):
             assert all(torch.equal(p, q) for p, q in zip(a, b))
 
 
 def test_unknown_loader_name_is_refused():
-    x, y = loader.question_data(4)
+    x, y = measure.question_data(4)
     with pytest.raises(ValueError, match="unknown loader"):
-        loader.make_loader("Dataloader", x, y, 2, False)
+        measure.make_loader("Dataloader", x, y, 2, False)
 
 
 def test_module_holds_no_state_made_at_import():
-    made = [name for name, value in vars(loader).items()
-            if isinstance(value, (torch.Tensor, torch.nn.Module, torch.utils.data.DataLoader))]
-    assert made == []
+    for module in (measure, figures, checks, derive):
+        made = [name for name, value in vars(module).items()
+                if isinstance(value, (torch.Tensor, torch.nn.Module, torch.utils.data.DataLoader))]
+        assert made == [], module.__name__
+
+
+def test_measurement_never_imports_presentation():
+    from snippets.lab import cache
+
+    for name in SMALL:
+        modules = cache.digest_modules(getattr(measure, name).func)
+        assert "snippets.experiments.loader.measure" in modules
+        assert not [m for m in modules if m.rsplit(".", 1)[-1] in ("figures", "checks", "derive")], modules
 
 
 def test_page_blocks_are_named_and_includes_exist():

@@ -88,13 +88,29 @@ def test_worker_seeds():
     assert result["distinct_torch_seeds"] and result["distinct_numpy"]
 
 
-def test_thread_count_effect_restores_threads():
+def test_thread_count_effect_restores_threads_and_reports_what_it_measured():
     threads = torch.get_num_threads()
     result = seeding.thread_count_effect(n_values=10_001, size=32, epochs=3)
     assert torch.get_num_threads() == threads
-    assert result["thread_counts"][0] == 1
+    assert result["thread_counts"] == sorted({1, threads})
     assert len(result["rows"]) == 4
-    assert result["any_differs"] == (not all(row["equal"] for row in result["rows"]))
+    # "equal" (torch.equal) and the largest difference are measured separately: they must agree row by row,
+    # and the verdict must follow the differences.
+    for row in result["rows"]:
+        assert row["equal"] == (row["max_abs_diff"] == 0), row
+    assert result["any_differs"] == any(row["max_abs_diff"] > 0 for row in result["rows"])
+    # The first row, measured again here: the same vector summed with one thread and with all of them.
+    vector = torch.randn(10_001, generator=torch.Generator().manual_seed(0))
+    sums = []
+    try:
+        for count in result["thread_counts"]:
+            torch.set_num_threads(count)
+            sums.append(vector.sum())
+    finally:
+        torch.set_num_threads(threads)
+    assert result["rows"][0]["equal"] == torch.equal(sums[0], sums[-1])
+    if threads == 1:
+        assert not result["any_differs"], "one thread against itself cannot differ"
 
 
 def test_deterministic_mode_restores_flag():

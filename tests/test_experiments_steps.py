@@ -1,4 +1,5 @@
-"""The update-step page's claims, checked at small sizes against the installed torch."""
+"""The update-step page's experiments at small sizes against the installed torch: what they measure, their
+figures and tables, and the page's use of the package (each check's contradicting case is in test_checks_steps)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
 from conftest import ROOT
-from snippets.experiments import steps
+from snippets.experiments.steps import checks, derive, figures, measure as steps, question
 from snippets.lab import environment
-from snippets.lab.cache import Result
+from snippets.lab.cache import Experiment, Result, digest_modules
 from snippets.step_budget import steps_per_epoch
 
 
@@ -38,10 +39,10 @@ def one_thread():
 
 def _question_second_model(seed: int, batch_size: int, epochs: int, n: int) -> dict:
     """The question's script, literally: seed, train the first model through its DataLoader, build the second."""
-    x, y = steps.make_data(n)
+    x, y = question.make_data(n)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = steps.Net()
+        model = question.Net()
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
         loader = DataLoader(TensorDataset(x, y), batch_size=batch_size, shuffle=False)
         for _ in range(epochs):
@@ -49,26 +50,26 @@ def _question_second_model(seed: int, batch_size: int, epochs: int, n: int) -> d
                 optimizer.zero_grad()
                 F.mse_loss(model(bx), by).backward()
                 optimizer.step()
-        return steps.Net().state_dict()
+        return question.Net().state_dict()
 
 
 def test_initial_states_replay_the_question():
-    first, second = steps.initial_states(42, epochs_between=3, batch_size=96, n_samples=300)
+    first, second = question.initial_states(42, epochs_between=3, batch_size=96, n_samples=300)
     literal = _question_second_model(42, 96, 3, 300)
     assert all(torch.equal(second[k], literal[k]) for k in second)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(42)
-        assert all(torch.equal(first[k], v) for k, v in steps.Net().state_dict().items())
+        assert all(torch.equal(first[k], v) for k, v in question.Net().state_dict().items())
     assert not all(torch.equal(first[k], second[k]) for k in first)
 
 
 def test_sliced_training_equals_the_dataloader_loop_bitwise():
     """The curves slice batches from the tensors; unshuffled, that is exactly the DataLoader's batches."""
-    x, y = steps.make_data(500)
-    init, _ = steps.initial_states(n_samples=500)
+    x, y = question.make_data(500)
+    init, _ = question.initial_states(n_samples=500)
     sliced = steps.train(init, x, y, batch_size=64, epochs=2, checkpoints={16})
     model = steps._model(init, torch.device("cpu"))
-    optimizer = torch.optim.Adam(model.parameters(), lr=steps.LR)
+    optimizer = torch.optim.Adam(model.parameters(), lr=question.LR)
     with torch.random.fork_rng(devices=[]):
         for _ in range(2):
             for bx, by in DataLoader(TensorDataset(x, y), batch_size=64, shuffle=False):
@@ -80,8 +81,8 @@ def test_sliced_training_equals_the_dataloader_loop_bitwise():
 
 
 def test_same_start_is_reproducible_and_leaves_the_global_stream_alone():
-    x, y = steps.make_data(400)
-    init, _ = steps.initial_states(n_samples=400)
+    x, y = question.make_data(400)
+    init, _ = question.initial_states(n_samples=400)
     torch.manual_seed(123)
     before = torch.get_rng_state()
     one = steps.train(init, x, y, batch_size=50, epochs=2, order="shuffled", checkpoints={4, 16})
@@ -121,9 +122,11 @@ def test_step_arithmetic_claims():
     assert q["steps_full_400"] == 400 and q["printed_lines_512"] == 0 and q["printed_lines_full"] == 8
     row = next(r for r in result["rows"] if r["batch_size"] == 512)
     assert row["keep"]["last_batch"] == 272 and row["drop"]["len_loader"] == 19
-    text = steps.arithmetic_claims(_result(result, "step_arithmetic"))
-    assert text.count("pitfalls-claim") == 5
-    assert "| 512 |" in steps.render_arithmetic(_result(result, "step_arithmetic"))
+    r = _result(result, "step_arithmetic")
+    assert all(c(r).holds for c in (checks.counts_agree, checks.short_last_batch_is_a_step,
+                                    checks.batch_512_steps_exact, checks.full_batch_long_run_matches_steps,
+                                    checks.batch_512_run_prints_nothing))
+    assert "| 512 |" in figures.arithmetic(r)
 
 
 # ---- 2. curves -------------------------------------------------------------------------------------------------
@@ -153,11 +156,11 @@ def test_curves_share_one_start_and_count_steps(small_curves):
 def test_curves_renderers(small_curves):
     result = _result(small_curves, "curves", timing=True)
     for order in ("sequential", "shuffled"):
-        figure = steps.render_curves(result, order)
+        figure = figures.curves(result, order)
         assert figure.count("<svg") == 1 and 'data-timing="true"' in figure and "pitfalls-stamp" in figure
-    table = steps.render_equal_steps(result)
+    table = figures.equal_steps(result)
     assert "pitfalls-stamp" in table and table.count("\n| ") == 1 + len(small_curves["runs"])
-    assert "<svg" in steps.render_fit(result)
+    assert "<svg" in figures.fit(result)
 
 
 # ---- 3. what the code hides ------------------------------------------------------------------------------------
@@ -170,9 +173,10 @@ def test_logged_loss_against_true_loss():
         assert math.isclose(row["fixed_weighted"], row["true_end"], rel_tol=1e-5)
         assert not math.isclose(row["fixed_plain"], row["true_end"], rel_tol=1e-4)
         assert row["logged"] != row["true_end"]
-    text = steps.logged_claims(_result(result, "logged_vs_true"))
-    assert text.count("pitfalls-claim") == 3
-    assert "<svg" in steps.render_logged(_result(result, "logged_vs_true"))
+    r = _result(result, "logged_vs_true")
+    assert all(c(r).holds for c in (checks.logged_above_true, checks.weighted_mean_is_the_loss,
+                                    checks.plain_mean_is_off))
+    assert "<svg" in figures.logged(r)
 
 
 def test_init_effect_small():
@@ -181,7 +185,7 @@ def test_init_effect_small():
     rows = {r["seed"]: r for r in result["rows"]}
     assert rows[42]["full_long"] is not None and rows[1]["full_long"] is None
     assert all(r["start_max_abs_diff"] > 0 and r["small_from_a"] != r["small_from_b"] for r in rows.values())
-    assert "| 42 |" in steps.render_init(_result(result, "init_effect"))
+    assert "| 42 |" in figures.init(_result(result, "init_effect"))
 
 
 # ---- 4. gradient noise -----------------------------------------------------------------------------------------
@@ -190,8 +194,8 @@ def test_init_effect_small():
 def test_per_sample_gradient_norms_match_torch_func():
     from torch.func import functional_call, grad, vmap
 
-    x, y = steps.make_data(300)
-    init, _ = steps.initial_states(n_samples=300)
+    x, y = question.make_data(300)
+    init, _ = question.initial_states(n_samples=300)
     model = steps._model(init, torch.device("cpu"))
     params = {k: v.detach() for k, v in model.named_parameters()}
 
@@ -216,8 +220,10 @@ def test_gradient_noise_follows_the_finite_population_law():
     assert all(p["b_simple"] > 0 and p["trace"] > 0 for p in result["points"])
     assert [p["step"] for p in result["points"]] == [0, 30]
     r = _result(result, "gradient_noise")
-    assert "<svg" in steps.render_noise(r) and "B_simple" in steps.render_noise_scale(r)
-    assert steps.noise_claims(r).count("pitfalls-claim") == 3
+    assert "<svg" in figures.noise(r) and "B_simple" in figures.noise_scale(r)
+    assert "| 1,800 |" in figures.noise_table(r)
+    assert all(c(r).holds for c in (checks.variance_follows_the_law, checks.plain_law_overestimates,
+                                    checks.contiguous_batches_scatter))
 
 
 # ---- 5. pitfalls -----------------------------------------------------------------------------------------------
@@ -230,7 +236,8 @@ def test_lr_scaling_small():
     lrs = {r["rule"]: r["lr"] for r in result["runs"]}
     assert math.isclose(lrs["sqrt"], 1e-4 * math.sqrt(8)) and math.isclose(lrs["linear"], 8e-4)
     assert all(r["steps"] == 2 * steps_per_epoch(800, r["batch_size"]) for r in result["runs"])
-    assert "<svg" in steps.render_lr_scaling(_result(result, "lr_scaling"))
+    assert "<svg" in figures.lr_scaling(_result(result, "lr_scaling"))
+    assert "| 128 | lr × k |" in figures.lr_scaling_table(_result(result, "lr_scaling"))
 
 
 def test_scheduler_sized_for_another_batch():
@@ -240,8 +247,11 @@ def test_scheduler_sized_for_another_batch():
     assert error["type"] == "ValueError" and error["step"] == 41 and "40" in error["message"]
     assert result["larger"]["steps_run"] == 12 and result["larger"]["error"] is None
     assert result["larger"]["lrs"][-1] > 0.5 * result["max_lr"] > 100 * result["larger_resized"]["lrs"][-1]
-    text = steps.scheduler_claims(_result(result, "scheduler_sizing"))
-    assert "Tried to step 41 times" in text and text.count("pitfalls-claim") == 3
+    assert "Tried to step 41 times" in error["message"]
+    r = _result(result, "scheduler_sizing")
+    assert all(c(r).holds for c in (checks.undersized_schedule_raises, checks.oversized_schedule_ends_warm,
+                                    checks.resized_schedule_anneals))
+    assert "<svg" in figures.scheduler(r)
 
 
 def test_accumulation_counts_from_a_real_loop():
@@ -251,7 +261,11 @@ def test_accumulation_counts_from_a_real_loop():
     k3 = next(r for r in result["rows"] if r["k"] == 3)
     assert k3["without"]["steps_per_epoch"] == [3, 3] and k3["without"]["largest_group"] == 5
     assert k3["with"]["partial_group_scale"] < 0.9
-    assert steps.accumulation_claims(_result(result, "accumulation")).count("pitfalls-claim") == 3
+    r = _result(result, "accumulation")
+    assert all(c(r).holds for c in (checks.accumulation_counts_match_recipe, checks.last_group_scaled_down,
+                                    checks.leftovers_carry_over))
+    assert checks.last_group_scaled_down(r).values["k"] == 3
+    assert "| 3 |" in figures.accumulation(r)
 
 
 def test_distributed_sampler_in_a_real_process_group():
@@ -262,7 +276,10 @@ def test_distributed_sampler_in_a_real_process_group():
     assert rows[101, False]["all_reduce_samples"] == 102
     assert rows[101, True]["per_rank_samples"] == [50, 50] and rows[101, True]["dropped"] == [100]
     assert all(r["per_rank_steps"] == [r["recipe_steps"]] * 2 and r["backend"] == "gloo" for r in rows.values())
-    assert steps.distributed_claims(_result(result, "distributed_sampler")).count("pitfalls-claim") == 4
+    r = _result(result, "distributed_sampler")
+    assert checks.rank_steps_match_recipe(r).holds and checks.ranks_take_fewer_steps(r, 100).holds
+    assert checks.padding_repeats_indices(r, 101).holds and checks.drop_last_skips_indices(r, 101).holds
+    assert "| 101 |" in figures.distributed(r)
 
 
 # ---- the page --------------------------------------------------------------------------------------------------
@@ -271,29 +288,45 @@ def test_distributed_sampler_in_a_real_process_group():
 PAGE = ROOT / "docs" / "update-steps.md"
 
 
-def test_page_blocks_are_named_and_use_the_module():
+def test_page_blocks_are_named_and_use_the_package():
     text = PAGE.read_text()
     ids = re.findall(r'exec="1"[^\n]*\bid="([^"]+)"', text)
     assert ids and all(i.startswith("steps-") for i in ids) and len(ids) == len(set(ids))
     assert text.count('exec="1"') == len(ids)
     assert '--8<-- "snippets/step_budget.py"' in text
-    for name in re.findall(r"steps\.(\w+)\(", text):
-        assert hasattr(steps, name), name
+    modules = {"measure": steps, "figures": figures, "checks": checks, "derive": derive}
+    used = re.findall(r"\b(measure|figures|checks|derive)\.(\w+)\b", text)
+    assert {module for module, _ in used} == set(modules)
+    for module, name in used:
+        assert hasattr(modules[module], name), f"{module}.{name}"
+    experiments = {name for module, name in used if module == "measure"}
+    assert experiments == {name for name, value in vars(steps).items() if isinstance(value, Experiment)}, \
+        "every experiment of the page's package is run on the page"
     assert "!!! success \"Takeaways\"" in text
 
 
-def test_experiments_module_does_no_work_at_import_and_runs_as_a_script():
-    import importlib
-    import time
+def test_measuring_code_never_imports_presentation():
+    """Editing a figure, a check or the page's words must re-run no experiment: none of them keys the cache."""
+    for value in vars(steps).values():
+        if isinstance(value, Experiment):
+            modules = set(digest_modules(value.func))
+            assert modules <= {"snippets.experiments.steps.measure", "snippets.experiments.steps.question",
+                               "snippets.step_budget", "snippets.lab.environment", "snippets.lab.timing"}, modules
 
-    torch.manual_seed(0)
-    before = torch.get_rng_state()
-    start = time.perf_counter()
-    importlib.reload(steps)  # executes the module's top level again
-    assert time.perf_counter() - start < 2.0
-    assert torch.equal(before, torch.get_rng_state())
-    assert callable(steps.report)
-    assert 'if __name__ == "__main__":' in (ROOT / "snippets" / "experiments" / "steps.py").read_text()
+
+def test_importing_the_package_does_no_work_and_it_runs_as_a_script():
+    """In a fresh interpreter, so that no module of this test session is reloaded."""
+    code = ("import torch\n"
+            "torch.manual_seed(0)\n"
+            "before = torch.get_rng_state()\n"
+            "import snippets.experiments.steps.measure, snippets.experiments.steps.figures\n"
+            "import snippets.experiments.steps.checks, snippets.experiments.steps.derive\n"
+            "assert torch.equal(before, torch.get_rng_state())\n")
+    process = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr[-3000:]
+    main = ROOT / "snippets" / "experiments" / "steps" / "__main__.py"
+    compile(main.read_text(), str(main), "exec")
+    assert "figures." in main.read_text() and "run(measure." in main.read_text()
 
 
 def test_notebook_link_resolves_in_a_strict_build(tmp_path):

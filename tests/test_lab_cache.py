@@ -21,8 +21,11 @@ def package(tmp_path, monkeypatch):
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "helper.py").write_text("def scale(x):\n    return 2 * x\n")
+    (pkg / "tables.py").write_text("ROWS = 3\n")
     (pkg / "exp.py").write_text(textwrap.dedent("""
         from snippets.lab import experiment
+        from snippets.step_budget import steps_per_epoch
+        from . import tables
         from .helper import scale
 
         CALLS = []
@@ -40,6 +43,22 @@ def package(tmp_path, monkeypatch):
         @experiment()
         def broken(x: int = 1) -> dict:
             raise ZeroDivisionError("division by zero in the experiment")
+
+        @experiment()
+        def pair(x: int = 1, label: str = "a") -> dict:
+            return {"x": x, "label": label, "pair": (x, label), 7: "seven"}
+
+        @experiment()
+        def constant() -> dict:
+            return {"rows": tables.ROWS}
+
+        @experiment()
+        def listed() -> dict:
+            return [1, 2]
+
+        @experiment()
+        def opaque() -> dict:
+            return {"value": object()}
     """))
     monkeypatch.syspath_prepend(str(root))
     for name in [n for n in sys.modules if n.startswith("cachetestpkg")]:
@@ -94,7 +113,7 @@ def test_imported_snippets_modules_are_part_of_the_key():
     assert {"snippets.experiments.seeding.measure", "snippets.seeding", "snippets.experiments.question"} <= set(modules)
     assert not {m for m in modules if m.endswith((".figures", ".checks"))}, "presentation must not key results"
     assert "snippets.lab.timing" in cache.digest_modules(
-        __import__("snippets.experiments.loader", fromlist=["x"]).question_timing.func)
+        __import__("snippets.experiments.loader.measure", fromlist=["x"]).question_timing.func)
     assert not set(modules) & cache.RESULT_NEUTRAL, "renderers and claims must not invalidate results"
 
 
@@ -179,3 +198,369 @@ def test_experiment_that_raises_names_itself(private_cache, package):
 def test_plain_function_is_rejected(private_cache):
     with pytest.raises(ExperimentError, match="not an experiment"):
         cache.run(lambda: {})
+
+
+# ---- names, folders, keys ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module, name", [
+    ("snippets.experiments.loader.measure", "loader.question_timing"),
+    ("snippets.experiments.question", "question.question_timing"),
+    ("snippets.experiments.steps.measure.inner", "steps.inner.question_timing"),
+    ("elsewhere.measure", "elsewhere.question_timing"),
+])
+def test_experiment_names_drop_the_package_prefix_and_measure(module, name):
+    def question_timing() -> dict:
+        return {}
+
+    question_timing.__module__ = module
+    assert cache.experiment_name(question_timing) == name
+    assert cache.experiment(timing=True)(question_timing) == cache.Experiment(question_timing, name, True)
+    assert cache.experiment()(question_timing).timing is False
+
+
+def test_cache_dir_is_the_projects_unless_told(monkeypatch, tmp_path):
+    monkeypatch.delenv("PITFALLS_CACHE_DIR")
+    assert cache.cache_dir() == cache.PROJECT_ROOT / ".cache" / "results"
+    monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert cache.cache_dir() == tmp_path / "elsewhere"
+
+
+def test_tests_never_use_the_projects_cache():
+    """conftest points every fast test at a private cache: no test writes results into the project's."""
+    assert not cache.cache_dir().resolve().is_relative_to((cache.PROJECT_ROOT / ".cache").resolve())
+
+
+FP = {"torch": "2.13.0", "device": "cpu", "device_name": "CPU (demo)", "cpu": "demo", "threads": 2}
+
+
+def _demo_experiment() -> cache.Experiment:
+    def demo(x: int = 1) -> dict:
+        return {}
+
+    return cache.Experiment(demo, "demo.exp", False)
+
+
+def test_the_cache_key_recipe_is_stable(monkeypatch):
+    """A change to what goes into a key invalidates every machine's results: it must be deliberate (bump
+    FORMAT_VERSION and update this value)."""
+    import torch
+
+    monkeypatch.setattr(cache, "source_digest", lambda func: "source-digest")
+    params = {"x": 1, "device": torch.device("cpu"), "sizes": (1, 2)}
+    assert cache.cache_key(_demo_experiment(), params, FP) == \
+        "e0cfd5a531e6a1bd367945a5cdaf5e102025928e82da3ede59bfc1a2451b6fc9"
+
+
+def test_the_cache_key_does_not_depend_on_dict_order(monkeypatch):
+    monkeypatch.setattr(cache, "source_digest", lambda func: "source-digest")
+    exp = _demo_experiment()
+    assert cache.cache_key(exp, {"a": 1, "b": 2}, FP) == cache.cache_key(exp, {"b": 2, "a": 1}, dict(reversed(FP.items())))
+    assert cache.cache_key(exp, {"a": 1, "b": 2}, FP) != cache.cache_key(exp, {"a": 2, "b": 1}, FP)
+
+
+def test_an_entry_lives_in_the_experiments_folder_named_by_its_key(private_cache, package):
+    module, _ = package
+    result = cache.run(module.double, x=3)
+    key = cache.cache_key(module.double, {"x": 3}, result.fingerprint)
+    assert [p.relative_to(private_cache) for p in private_cache.rglob("*.json")] == \
+        [cache.Path("cachetestpkg.exp.double") / f"{key[:24]}.json"]
+
+
+def test_modules_the_experiment_refers_to_are_in_its_digest(package):
+    import types
+
+    module, _ = package
+    module.virtual = types.ModuleType("cachetestpkg.virtual")  # no file: nothing to hash, and no error
+    sys.modules["cachetestpkg.virtual"] = module.virtual
+    # snippets.lab.environment through the lab's cache module (which itself is result-neutral)
+    assert cache.digest_modules(module.double.func) == ["cachetestpkg.exp", "cachetestpkg.helper",
+                                                        "cachetestpkg.tables", "snippets.lab.environment",
+                                                        "snippets.step_budget"]
+
+
+def test_the_digest_reads_each_module_file(package, monkeypatch):
+    module, pkg = package
+    before = cache.source_digest(module.double.func)
+    assert cache.source_digest(module.double.func) == before
+    (pkg / "tables.py").write_text("ROWS = 4\n")
+    assert cache.source_digest(module.double.func) != before
+
+
+# ---- what is stored and returned -----------------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self, *times: float) -> None:
+        self.times = list(times)
+
+    def perf_counter(self) -> float:
+        return self.times.pop(0)
+
+
+class _FixedNow(cache.datetime):
+    asked: list = []
+
+    @classmethod
+    def now(cls, tz=None):
+        cls.asked.append(tz)
+        return cache.datetime(2026, 3, 4, 5, 6, 7, 890, tzinfo=tz)
+
+
+@pytest.fixture()
+def fixed_time(monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(cache, "time", SimpleNamespace(perf_counter=_Clock(10.0, 12.5).perf_counter))
+    monkeypatch.setattr(cache, "datetime", _FixedNow)
+    _FixedNow.asked = []
+
+
+def test_a_fresh_result_is_stored_with_where_it_came_from(private_cache, package, fixed_time):
+    module, _ = package
+    fresh = cache.run(module.pair, x=3)
+    fp = environment.fingerprint()
+    assert (fresh.value, fresh.experiment, fresh.params, fresh.fingerprint, fresh.computed_at, fresh.elapsed_s,
+            fresh.timing, fresh.cached, fresh.exp) == (
+        {"x": 3, "label": "a", "pair": [3, "a"], "7": "seven"}, "cachetestpkg.exp.pair", {"x": 3, "label": "a"},
+        fp, "2026-03-04T05:06:07+00:00", 2.5, False, False, module.pair)
+    assert _FixedNow.asked == [cache.timezone.utc]
+    [path] = private_cache.rglob("*.json")
+    text = path.read_text(encoding="utf-8")
+    entry = json.loads(text)
+    assert entry == {"key": cache.cache_key(module.pair, {"x": 3, "label": "a"}, fp),
+                     "experiment": "cachetestpkg.exp.pair", "params": {"x": 3, "label": "a"}, "fingerprint": fp,
+                     "computed_at": "2026-03-04T05:06:07+00:00", "elapsed_s": 2.5,
+                     "value": {"x": 3, "label": "a", "pair": [3, "a"], "7": "seven"}}
+    assert text == json.dumps(entry, sort_keys=True), "entries are written with sorted keys"
+
+
+def test_a_cached_result_is_what_the_fresh_one_was(private_cache, package, fixed_time):
+    module, _ = package
+    fresh = cache.run(module.pair, x=3, label="b")
+    hit = cache.run(module.pair, label="b", x=3)
+    assert hit.cached and not fresh.cached
+    assert (hit.value, hit.experiment, hit.params, hit.fingerprint, hit.computed_at, hit.elapsed_s, hit.timing,
+            hit.exp) == (fresh.value, fresh.experiment, fresh.params, fresh.fingerprint, fresh.computed_at,
+                         fresh.elapsed_s, fresh.timing, fresh.exp)
+    assert hit["pair"] == [3, "b"] and hit.stamp == environment.stamp(fresh.fingerprint, fresh.computed_at)
+
+
+def test_a_timing_experiments_result_says_so(private_cache, package):
+    module, _ = package
+    assert cache.run(module.clock).timing is True
+    assert cache.run(module.clock).timing is True
+
+
+def test_fresh_results_are_json_round_tripped(private_cache, package):
+    """A page renders the same from a fresh result as from a cached one: tuples are lists, keys strings."""
+    module, _ = package
+    fresh = cache.run(module.pair, x=1)
+    assert fresh.value["pair"] == [1, "a"] and "7" in fresh.value and 7 not in fresh.value
+    assert fresh.value == cache.run(module.pair, x=1).value
+
+
+def test_running_and_finishing_are_logged(private_cache, package, fixed_time, caplog):
+    module, _ = package
+    with caplog.at_level(logging.INFO, logger="mkdocs.plugins.pitfalls"):
+        cache.run(module.pair, x=3, label="b")
+        cache.run(module.pair, x=3, label="b")
+    assert [r.getMessage() for r in caplog.records] == ["pitfalls: running cachetestpkg.exp.pair(x=3, label='b')",
+                                                       "pitfalls: cachetestpkg.exp.pair done in 2.5 s"]
+
+
+def test_experiments_run_on_a_page_are_recorded(private_cache, package, monkeypatch):
+    module, _ = package
+    monkeypatch.setattr(cache, "ran_on_page", {})
+    cache.run(module.double)
+    assert cache.ran_on_page == {}
+    monkeypatch.setattr(cache, "current_page", "steps.md")
+    cache.run(module.double)
+    cache.run(module.constant)
+    assert cache.ran_on_page == {"steps.md": {"cachetestpkg.exp.double", "cachetestpkg.exp.constant"}}
+
+
+# ---- what is refused -----------------------------------------------------------------------------------------
+
+
+def test_a_result_that_is_not_a_dict_is_refused(private_cache, package, monkeypatch):
+    module, _ = package
+    with pytest.raises(ExperimentError) as error:
+        cache.run(module.listed)
+    assert str(error.value) == "experiment cachetestpkg.exp.listed returned list, not a dict"
+    monkeypatch.setattr(cache, "current_page", "p.md")
+    with pytest.raises(ExperimentError) as error:
+        cache.run(module.listed)
+    assert str(error.value) == "[page p.md] experiment cachetestpkg.exp.listed returned list, not a dict"
+    assert not list(private_cache.rglob("*.json"))
+
+
+def test_a_result_that_is_not_json_is_refused(private_cache, package):
+    module, _ = package
+    with pytest.raises(ExperimentError) as error:
+        cache.run(module.opaque)
+    assert str(error.value) == ("experiment cachetestpkg.exp.opaque returned a value that is not JSON: "
+                                "Object of type object is not JSON serializable")
+    assert not list(private_cache.rglob("*.json"))
+
+
+def test_unknown_parameters_are_listed_with_what_is_accepted(private_cache, package):
+    module, _ = package
+    with pytest.raises(ExperimentError) as error:
+        cache.run(module.pair, z=1, y=2)
+    assert str(error.value) == ("experiment 'cachetestpkg.exp.pair' got unknown parameter(s) y, z; "
+                                "it accepts: x, label")
+    with pytest.raises(ExperimentError) as error:
+        cache.run(module.constant, x=1)
+    assert str(error.value) == "experiment 'cachetestpkg.exp.constant' got unknown parameter(s) x; it accepts: none"
+
+
+def test_a_plain_function_is_named_in_the_error(private_cache, monkeypatch):
+    def plain() -> dict:
+        return {}
+
+    with pytest.raises(ExperimentError) as error:
+        cache.run(plain)
+    assert str(error.value) == f"{plain!r} is not an experiment (decorate it with @experiment())"
+    monkeypatch.setattr(cache, "current_page", "p.md")
+    with pytest.raises(ExperimentError, match=r"^\[page p\.md\] <function"):
+        cache.run(plain)
+
+
+def test_an_experiment_that_raises_outside_a_page(private_cache, package):
+    module, _ = package
+    with pytest.raises(ExperimentError) as error:
+        cache.run(module.broken, x=2)
+    assert str(error.value) == ("experiment cachetestpkg.exp.broken(x=2) raised ZeroDivisionError: "
+                                "division by zero in the experiment")
+    assert isinstance(error.value.__cause__, ZeroDivisionError)
+
+
+@pytest.mark.parametrize("stored, reason", [
+    ({"value": {"value": 6}}, "'key'"),
+    ({"key": "0" * 64, "value": {"value": -1}}, "key or value does not match"),
+    ({"key": None, "value": [6]}, "key or value does not match"),
+])
+def test_corrupt_entries_are_named_with_the_reason(private_cache, package, caplog, stored, reason):
+    module, _ = package
+    first = cache.run(module.double, x=3)
+    [entry] = list(private_cache.rglob("*.json"))
+    if stored.get("key") is None and "key" in stored:
+        stored["key"] = cache.cache_key(module.double, {"x": 3}, first.fingerprint)
+    entry.write_text(json.dumps(stored))
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+        again = cache.run(module.double, x=3)
+    assert not again.cached and again.value == {"value": 6}
+    assert [r.getMessage() for r in caplog.records] == [f"Cache entry {entry} is corrupt ({reason}); recomputing"]
+
+
+def test_an_entry_that_is_not_utf8_is_corrupt(private_cache, package, caplog):
+    module, _ = package
+    cache.run(module.double, x=3)
+    [entry] = list(private_cache.rglob("*.json"))
+    entry.write_bytes(b'{"key": "\xff"}')
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+        assert not cache.run(module.double, x=3).cached
+    assert "is corrupt" in caplog.records[0].getMessage()
+
+
+# ---- atomic writes -------------------------------------------------------------------------------------------
+
+
+def test_store_text_writes_a_temporary_file_beside_the_target_then_renames_it(tmp_path, monkeypatch):
+    target = tmp_path / "deep" / "folder" / "entry.json"
+    renamed = []
+    real_replace = cache.os.replace
+
+    def replace(source, destination):
+        renamed.append((cache.Path(source), cache.Path(destination), cache.Path(source).read_bytes()))
+        real_replace(source, destination)
+
+    monkeypatch.setattr(cache.os, "replace", replace)
+    cache.store_text(target, "π = 3.14159\n")
+    [(source, destination, written)] = renamed
+    assert destination == target and source.parent == target.parent
+    assert source.name.startswith(".tmp-") and source.name.endswith(".json")
+    assert written == "π = 3.14159\n".encode("utf-8")
+    assert target.read_bytes() == written and list(target.parent.iterdir()) == [target]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch):
+    target = tmp_path / "entry.json"
+    target.write_text("old")
+
+    def failing_replace(source, destination):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cache.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        cache.store_text(target, "new")
+    assert target.read_text() == "old"
+    assert list(tmp_path.iterdir()) == [target]
+
+
+def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    target = tmp_path / "entry.json"
+
+    def interrupted(source, destination):
+        cache.Path(source).unlink()  # gone already: the clean-up must not fail on it
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cache.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cache.store_text(target, "new")
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- REFRESH -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw, mode", [
+    ("", "none"), ("0", "none"), ("no", "none"), ("false", "none"), ("off", "none"), (" No ", "none"),
+    ("1", "all"), ("all", "all"), ("yes", "all"), ("true", "all"), ("on", "all"), ("ON", "all"), (" 1\n", "all"),
+    ("nontiming", "nontiming"), ("NonTiming", "nontiming"),
+])
+def test_refresh_words(monkeypatch, raw, mode):
+    monkeypatch.setenv("REFRESH", raw)
+    assert cache.refresh_mode() == mode
+
+
+def test_refresh_unset_is_none(monkeypatch):
+    monkeypatch.delenv("REFRESH", raising=False)
+    assert cache.refresh_mode() == "none"
+
+
+@pytest.mark.parametrize("raw", ["2", "everything", "non-timing"])
+def test_a_refresh_word_not_understood_is_an_error(monkeypatch, raw):
+    monkeypatch.setenv("REFRESH", raw)
+    with pytest.raises(ExperimentError) as error:
+        cache.refresh_mode()
+    assert str(error.value) == (f"REFRESH={raw!r} is not understood; use REFRESH=1 (re-run every experiment and "
+                                "notebook), REFRESH=nontiming (only experiments that do not measure time) or leave "
+                                "it unset")
+
+
+@pytest.mark.parametrize("raw", ["on", "yes", "true", "all"])
+def test_every_word_for_all_refreshes_every_experiment(private_cache, package, monkeypatch, raw):
+    module, _ = package
+    cache.run(module.clock)
+    cache.run(module.double)
+    monkeypatch.setenv("REFRESH", raw)
+    assert not cache.run(module.clock).cached and not cache.run(module.double).cached
+
+
+@pytest.mark.parametrize("raw", ["off", "no", "false", "0"])
+def test_every_word_for_none_refreshes_nothing(private_cache, package, monkeypatch, raw):
+    module, _ = package
+    cache.run(module.clock)
+    monkeypatch.setenv("REFRESH", raw)
+    assert cache.run(module.clock).cached
+
+
+def test_refreshed_keys_are_remembered_only_under_refresh(private_cache, package, monkeypatch):
+    module, _ = package
+    cache.run(module.double)
+    assert cache._refreshed == set()
+    monkeypatch.setenv("REFRESH", "1")
+    cache.run(module.double)
+    assert cache._refreshed == {cache.cache_key(module.double, {"x": 1}, environment.fingerprint())}

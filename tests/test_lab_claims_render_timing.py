@@ -1,13 +1,12 @@
-"""Claims, renderers and the timing helper."""
+"""Claims and renderers (the timing helper is tested in test_lab_timing.py)."""
 
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
-from snippets.lab import ClaimError, cache, claim, measure, render
+from snippets.lab import ClaimError, cache, claim, render
 from snippets.lab.cache import Result
 
 
@@ -76,25 +75,6 @@ def test_timing_table_has_ratio_and_stamp():
 
 def test_seconds_units():
     assert [render.seconds(v) for v in (2.5, 0.0123, 4.5e-6, 3e-9)] == ["2.5 s", "12.3 ms", "4.5 µs", "3 ns"]
-
-
-def test_measure_reports_ordered_statistics_and_counts_calls():
-    calls = []
-
-    def work():
-        calls.append(1)
-        time.sleep(0.002)
-
-    stats = measure(work, repeats=5, min_run_time=0.0, block_time=0.0)
-    assert stats["blocks"] >= 5 and stats["runs"] == stats["blocks"]
-    assert len(calls) == stats["runs"] + 1  # plus one warm-up call
-    assert stats["min"] <= stats["median"] <= stats["max"]
-    assert stats["median"] >= 0.002 and stats["iqr"] >= 0
-
-
-def test_measure_rejects_zero_repeats():
-    with pytest.raises(ValueError, match="repeats must be >= 1, got 0"):
-        measure(lambda: None, repeats=0)
 
 
 def test_cached_result_reuses_its_drawn_figure_and_a_fresh_one_redraws(private_cache):

@@ -114,3 +114,73 @@ def test_same_parameters_treats_equal_nans_as_equal_and_signed_zeros_as_differen
 def test_same_parameters_rejects_non_modules():
     with pytest.raises(TypeError, match="expects two nn.Module, got Tensor and Linear"):
         same_parameters(torch.zeros(1), nn.Linear(1, 1))
+
+
+def test_largest_seed_is_accepted():
+    seed_everything(2**32 - 1)
+    with seeded(2**32 - 1):
+        pass
+
+
+class _Holder(nn.Module):
+    def __init__(self, value: torch.Tensor) -> None:
+        super().__init__()
+        self.register_buffer("value", value)
+
+
+@pytest.mark.parametrize("other", [torch.zeros(3, dtype=torch.int32), torch.zeros(1, 3), torch.zeros(3, 1)],
+                         ids=["dtype", "shape", "shape2"])
+def test_same_bits_with_another_dtype_or_shape_are_not_the_same_parameters(other):
+    # All-zero bytes either way: only the dtype or the shape tells them apart.
+    assert same_parameters(_Holder(torch.zeros(3)), _Holder(torch.zeros(3)))
+    assert not same_parameters(_Holder(torch.zeros(3)), _Holder(other))
+
+
+def test_same_parameters_compares_bool_buffers_bitwise():
+    assert same_parameters(_Holder(torch.tensor([True, False])), _Holder(torch.tensor([True, False])))
+    assert not same_parameters(_Holder(torch.tensor([True, False])), _Holder(torch.tensor([True, True])))
+
+
+@pytest.fixture()
+def fork_rng_spy(monkeypatch):
+    """Record the devices every ``torch.random.fork_rng`` is asked to fork; fork the CPU generator for real."""
+    forked = []
+    real = torch.random.fork_rng
+
+    def spy(devices=None, **kwargs):
+        forked.append(list(devices))
+        return real(devices=[], **kwargs)
+
+    monkeypatch.setattr(torch.random, "fork_rng", spy)
+    return forked
+
+
+def test_seeded_forks_every_cuda_device_when_cuda_is_available(monkeypatch, fork_rng_spy):
+    """The CUDA path without a GPU: availability and the device count are patched, fork_rng is spied on."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
+    monkeypatch.setattr(torch, "manual_seed", lambda seed: None)  # the real one would seed CUDA too
+    with seeded(0):
+        pass
+    assert fork_rng_spy == [[0, 1, 2]]
+
+
+def test_seeded_forks_no_cuda_device_without_cuda(monkeypatch, fork_rng_spy):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)  # a driver can report devices it cannot use
+    with seeded(0):
+        pass
+    assert fork_rng_spy == [[]]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; CPU twin: "
+                    "test_same_bits_with_another_dtype_or_shape_are_not_the_same_parameters")
+def test_same_parameters_across_devices():
+    a = nn.Linear(3, 2)
+    b = nn.Linear(3, 2).cuda()
+    b.load_state_dict(a.state_dict())
+    assert same_parameters(a, b) and same_parameters(b, a)
+    with torch.no_grad():
+        b.bias[0] += 1
+    assert not same_parameters(a, b)

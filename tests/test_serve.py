@@ -7,7 +7,6 @@ serving it runs no experiment. Each test runs the Makefile's own ``serve`` recip
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import project_copy
 
 pytestmark = pytest.mark.site
 
@@ -32,15 +31,6 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _project_copy(dest: Path) -> Path:
-    """The files ``make serve`` reads, copied with their times (so make sees the setup as up to date)."""
-    for name in ("docs", "snippets", "overrides"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("mkdocs.yml", "Makefile", "pyproject.toml"):
-        shutil.copy2(ROOT / name, dest / name)
-    return dest
-
-
 def _make_serve(copy: Path, port: int) -> list[str]:
     """``make serve`` with this environment; ``-o`` keeps make from re-running setup from the copy (which
     would point the shared editable install at a folder about to be deleted)."""
@@ -49,9 +39,8 @@ def _make_serve(copy: Path, port: int) -> list[str]:
             f"PORT={port}"]
 
 
-def _env() -> dict[str, str]:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1",
-           "PITFALLS_CACHE_DIR": os.environ.get("PITFALLS_CACHE_DIR") or str(ROOT / ".cache" / "results")}
+def _env(copy: Path) -> dict[str, str]:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results")}
     env.pop("REFRESH", None)
     return env
 
@@ -90,16 +79,16 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @pytest.fixture()
-def project_copy(tmp_path, built_site) -> Path:
-    copy = _project_copy(tmp_path / "project")
+def serve_copy(tmp_path, built_site) -> Path:
+    copy = project_copy(tmp_path / "project", caches=True)
     # make serve must not reinstall anything into the shared environment from the copy.
     dry = subprocess.run([*_make_serve(copy, 8000), "-n"], cwd=copy, capture_output=True, text=True)
     assert "pip install" not in dry.stdout, f"make serve would set up the environment again:\n{dry.stdout}"
     return copy
 
 
-def test_make_serve_serves_the_site_and_reloads_edits(project_copy, tmp_path):
-    copy = project_copy
+def test_make_serve_serves_the_site_and_reloads_edits(serve_copy, tmp_path):
+    copy = serve_copy
     port = _free_port()
     base = f"http://127.0.0.1:{port}/"
     # A probe module under snippets/ and a block that prints it: editing the module must change the page.
@@ -111,7 +100,7 @@ def test_make_serve_serves_the_site_and_reloads_edits(project_copy, tmp_path):
         'print(f"Probe: {serve_probe.WORD}")\n```\n'))
     log = tmp_path / "serve.log"
     with log.open("w") as out:
-        process = subprocess.Popen(_make_serve(copy, port), cwd=copy, env=_env(), stdout=out,
+        process = subprocess.Popen(_make_serve(copy, port), cwd=copy, env=_env(copy), stdout=out,
                                    stderr=subprocess.STDOUT, start_new_session=True)
     try:
         home = _wait_for(lambda: _get(base), 900, process, log, f"the home page on {base}")
@@ -145,13 +134,13 @@ def test_make_serve_serves_the_site_and_reloads_edits(project_copy, tmp_path):
     assert "Shutting down" in log.read_text()
 
 
-def test_make_serve_on_a_busy_port_says_what_to_do(project_copy):
+def test_make_serve_on_a_busy_port_says_what_to_do(serve_copy):
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
         start = time.monotonic()
-        process = subprocess.run(_make_serve(project_copy, port), cwd=project_copy, env=_env(),
+        process = subprocess.run(_make_serve(serve_copy, port), cwd=serve_copy, env=_env(serve_copy),
                                  capture_output=True, text=True, timeout=120)
     assert process.returncode != 0
     assert time.monotonic() - start < 60, "the busy port was found only after building"
@@ -160,10 +149,10 @@ def test_make_serve_on_a_busy_port_says_what_to_do(project_copy):
     assert "Traceback" not in process.stderr
 
 
-def test_make_serve_with_a_failing_page_stops_with_one_clear_message(project_copy):
-    page = project_copy / "docs" / "environment.md"
+def test_make_serve_with_a_failing_page_stops_with_one_clear_message(serve_copy):
+    page = serve_copy / "docs" / "environment.md"
     page.write_text(page.read_text() + '\n```python exec="1" id="broken-block"\nraise ValueError("deliberately broken")\n```\n')
-    process = subprocess.run(_make_serve(project_copy, _free_port()), cwd=project_copy, env=_env(),
+    process = subprocess.run(_make_serve(serve_copy, _free_port()), cwd=serve_copy, env=_env(serve_copy),
                              capture_output=True, text=True, timeout=900)
     assert process.returncode != 0
     assert "deliberately broken" in process.stderr

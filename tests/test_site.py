@@ -14,12 +14,14 @@ from conftest import ROOT, build_site
 
 pytestmark = pytest.mark.site
 
+# Each page's built HTML against its Markdown source: every say() there is one checked claim here, and the
+# number of figures is the page's (a page that loses or gains a figure must say so here).
 PAGES = {
-    "index.html": {"claims": 0, "svg": 0},
-    "seeding-order/index.html": {"claims": 10, "svg": 2},
-    "loader-overhead/index.html": {"claims": 10, "svg": 2},
-    "update-steps/index.html": {"claims": 25, "svg": 7},
-    "environment/index.html": {"claims": 0, "svg": 0},
+    "index.html": {"source": "index.md", "svg": 0},
+    "seeding-order/index.html": {"source": "seeding-order.md", "svg": 2},
+    "loader-overhead/index.html": {"source": "loader-overhead.md", "svg": 2},
+    "update-steps/index.html": {"source": "update-steps.md", "svg": 7},
+    "environment/index.html": {"source": "environment.md", "svg": 0},
 }
 NOTEBOOKS = ["notebooks/question_seeding/index.html", "notebooks/question_steps/index.html"]
 
@@ -35,9 +37,10 @@ def _figures(html: str, *, timing: bool | None = None) -> list[str]:
 def test_page_has_its_figures_claims_and_tables(built_site, page):
     html = (built_site / page).read_text(encoding="utf-8")
     expected = PAGES[page]
-    assert len(_figures(html)) >= expected["svg"], f"{page}: too few inline SVG figures"
+    assert len(_figures(html)) == expected["svg"], f"{page}: not the page's number of inline SVG figures"
     assert all("<svg" in f for f in _figures(html))
-    assert html.count('class="pitfalls-claim"') >= expected["claims"], f"{page}: too few checked claims"
+    said = len(re.findall(r"\bsay\(", (ROOT / "docs" / expected["source"]).read_text(encoding="utf-8")))
+    assert html.count('class="pitfalls-claim"') == said, f"{page}: not one checked claim per say() in the page"
     assert "Traceback" not in html and "exited with" not in html
     if page != "index.html":
         assert "<table>" in html, f"{page}: no table"
@@ -66,23 +69,31 @@ def test_notebooks_are_executed_and_downloadable(built_site, notebook):
     assert "jp-OutputArea" in html and "data:image/png;base64" in html
     source = Path(notebook).parent.name + ".py"
     assert (built_site / Path(notebook).parent / source).is_file()
-    assert f'href="{source}"' in html or f"{source}\"" in html
+    assert f'href="{source}"' in html, "no download link to the notebook's source"
 
 
-def test_question_notebook_prints_what_the_original_script_prints(built_site, tmp_path):
-    """Run the notebook's code as a plain script: its printed losses equal the built page's."""
-    html = (built_site / "notebooks/question_seeding/index.html").read_text(encoding="utf-8")
-    page_losses = re.findall(r"(Direct: loss is|Loader: Loss is) ([-\d.e]+)", html)
-    assert len(page_losses) == 2, page_losses
-    code = "\n".join(line for line in (ROOT / "docs/notebooks/question_seeding.py").read_text().splitlines()
+# What each notebook prints, and how many such lines it prints.
+PRINTED = {
+    "question_seeding": (r"(Direct: loss is|Loader: Loss is) ([-\d.e]+)", 2),
+    "question_steps": (r"Batch Size (\d+), Epoch (\d+), Loss: ([-\d.e]+)", 8),
+}
+
+
+@pytest.mark.parametrize("notebook", sorted(PRINTED))
+def test_notebook_prints_what_the_original_script_prints(built_site, tmp_path, notebook):
+    """Run the notebook's code as a plain script: what it prints equals what the built page shows."""
+    pattern, lines = PRINTED[notebook]
+    html = (built_site / "notebooks" / notebook / "index.html").read_text(encoding="utf-8")
+    page_values = re.findall(pattern, html)
+    assert len(page_values) == lines, page_values
+    code = "\n".join(line for line in (ROOT / "docs" / "notebooks" / f"{notebook}.py").read_text().splitlines()
                      if not line.startswith("# "))
-    script = tmp_path / "question.py"
+    script = tmp_path / f"{notebook}.py"
     script.write_text(code)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900,
                          env={**os.environ, "MPLBACKEND": "Agg"}, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    script_losses = re.findall(r"(Direct: loss is|Loader: Loss is) ([-\d.e]+)", out.stdout)
-    assert script_losses == page_losses
+    assert re.findall(pattern, out.stdout) == page_values
 
 
 def test_non_timing_figures_are_byte_identical_across_builds(built_site, tmp_path):

@@ -198,31 +198,85 @@ def test_len_and_repr():
     assert "batch_size=3" in repr(TensorLoader(x, batch_size=3))
 
 
-@pytest.mark.parametrize("args,kwargs,error,words", [
-    ((), {}, TypeError, "none"),
-    ((torch.zeros(3), [1, 2, 3]), {}, TypeError, "argument 1 is a list"),
-    ((torch.tensor(1.0),), {}, ValueError, "0-dim"),
-    ((torch.zeros(3), torch.zeros(4)), {}, ValueError, "(3,), (4,)"),
-    ((torch.zeros(3),), {"batch_size": 0}, ValueError, "got 0"),
-    ((torch.zeros(3),), {"batch_size": -2}, ValueError, "got -2"),
-    ((torch.zeros(3),), {"batch_size": 2.0}, TypeError, "float 2.0"),
-    ((torch.zeros(3),), {"batch_size": None}, TypeError, "NoneType None"),
-    ((torch.zeros(3),), {"batch_size": True}, TypeError, "bool True"),
+@pytest.mark.parametrize("args,kwargs,error,message", [
+    ((), {}, TypeError, "TensorLoader needs at least one tensor, got none"),
+    ((torch.zeros(3), [1, 2, 3]), {}, TypeError, "TensorLoader takes tensors; argument 1 is a list"),
+    ((torch.tensor(1.0),), {}, ValueError, "argument 0 is a 0-dim tensor; it has no first dimension to batch"),
+    ((torch.zeros(3), torch.zeros(4)), {}, ValueError,
+     "all tensors need the same size of the first dimension, got shapes [(3,), (4,)]"),
+    ((torch.zeros(3),), {"batch_size": 0}, ValueError, "batch_size must be >= 1, got 0"),
+    ((torch.zeros(3),), {"batch_size": -2}, ValueError, "batch_size must be >= 1, got -2"),
+    ((torch.zeros(3),), {"batch_size": 2.0}, TypeError, "batch_size must be an int, got float 2.0"),
+    ((torch.zeros(3),), {"batch_size": None}, TypeError, "batch_size must be an int, got NoneType None"),
+    ((torch.zeros(3),), {"batch_size": True}, TypeError, "batch_size must be an int, got bool True"),
     ((torch.zeros(3),), {"shuffle": 1}, TypeError, "shuffle must be a bool, got int 1"),
     ((torch.zeros(3),), {"drop_last": "no"}, TypeError, "drop_last must be a bool, got str 'no'"),
-    ((torch.zeros(3),), {"generator": 0}, TypeError, "got int"),
-    ((torch.zeros(0, 2),), {}, ValueError, "empty"),
+    ((torch.zeros(3),), {"generator": 0}, TypeError, "generator must be a torch.Generator or None, got int"),
+    ((torch.zeros(0, 2),), {}, ValueError, "the dataset is empty: the tensors have shapes [(0, 2)]"),
+    ((torch.zeros(3), torch.zeros(3, device="meta")), {}, ValueError,
+     "all tensors must be on one device, got ['cpu', 'meta']"),
 ])
-def test_bad_inputs_say_what_was_given(args, kwargs, error, words):
+def test_bad_inputs_name_the_argument_and_what_was_given(args, kwargs, error, message):
     with pytest.raises(error) as raised:
         TensorLoader(*args, **kwargs)
-    assert words in str(raised.value)
+    assert str(raised.value) == message
 
 
-def test_tensors_on_two_devices_are_refused():
-    meta = torch.zeros(3, device="meta")
-    with pytest.raises(ValueError, match="one device"):
-        TensorLoader(torch.zeros(3), meta)
+class _GeneratorOnAnotherDevice(torch.Generator):
+    """A generator that says it lives on a GPU: the check needs no GPU to be tested."""
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("cuda", 0)
+
+
+def test_a_generator_not_on_the_cpu_is_refused():
+    with pytest.raises(ValueError) as raised:
+        TensorLoader(torch.zeros(3), generator=_GeneratorOnAnotherDevice())
+    assert str(raised.value) == "generator must be a CPU generator, as DataLoader's; got one on cuda:0"
+
+
+def test_default_batch_size_is_one_as_dataloaders():
+    x = torch.arange(3.0)
+    assert [b[0].tolist() for b in TensorLoader(x)] == [[0.0], [1.0], [2.0]] == \
+        [b[0].tolist() for b in DataLoader(TensorDataset(x))]
+
+
+def test_repr_names_shapes_options_and_device():
+    loader = TensorLoader(torch.zeros(10, 1), torch.zeros(10), batch_size=3, shuffle=True, drop_last=True)
+    assert repr(loader) == ("TensorLoader((10, 1), (10,), batch_size=3, shuffle=True, drop_last=True, "
+                            "device=cpu)")
+    assert loader.device == torch.device("cpu")
+
+
+def _block_rows(tensor: torch.Tensor) -> float:
+    """How many rows the storage behind a batch holds."""
+    return tensor.untyped_storage().nbytes() / (tensor[0].numel() * tensor.element_size())
+
+
+def test_small_shuffled_batches_are_views_into_gathered_blocks_of_about_one_mib():
+    # 4 KiB rows: a block holds 1 MiB // 4 KiB = 256 rows, that is 25 batches of 10 (250 rows); the last
+    # 100 rows make the last block.
+    x = torch.randn(600, 1024)
+    batches = list(TensorLoader(x, batch_size=10, shuffle=True))
+    assert [_block_rows(b[0]) for b in batches] == [250] * 50 + [100] * 10
+    # Several tensors: their rows' bytes add up (4096 + 8 bytes a row: 255 rows a block).
+    y = torch.arange(600)
+    first = next(iter(TensorLoader(x, y, batch_size=1, shuffle=True)))
+    assert (_block_rows(first[0]), _block_rows(first[1])) == (255, 255)
+    # Narrow rows: at most 4096 rows a block.
+    first = next(iter(TensorLoader(torch.randn(10_000, 2), batch_size=1, shuffle=True)))
+    assert _block_rows(first[0]) == 4096
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_rows_larger_than_a_block_are_gathered_one_batch_at_a_time(n):
+    """Rows of more than 1 MiB each: every shuffled batch is gathered on its own, still DataLoader's batches."""
+    x = torch.randn(n, 2**18 + 1)
+    batches = list(TensorLoader(x, batch_size=1, shuffle=True))
+    assert [_block_rows(b[0]) for b in batches] == [1] * n
+    assert_equivalent((x,), batch_size=1, shuffle=True, drop_last=False, use_generator=True, epochs=1)
+    assert_equivalent((x,), batch_size=2, shuffle=True, drop_last=False, use_generator=False, epochs=1)
 
 
 DEVICES = ["cpu", pytest.param("cuda", marks=[

@@ -94,16 +94,14 @@ def cache_dir() -> Path:
     return Path(os.environ.get("PITFALLS_CACHE_DIR") or PROJECT_ROOT / ".cache" / "results")
 
 
-def _own_modules(module: types.ModuleType, roots: set[str], seen: dict[str, types.ModuleType]) -> None:
-    """Collect ``module`` and, transitively, every module of ``roots`` that it refers to."""
-    if module.__name__ in seen:
-        return
-    seen[module.__name__] = module
+def _own_modules(module: types.ModuleType, roots: set[str], seen: set[str]) -> None:
+    """Collect the name of ``module`` and, transitively, of every module of ``roots`` that it refers to."""
+    seen.add(module.__name__)
     for value in vars(module).values():
         if isinstance(value, types.ModuleType):
             target = value
         else:
-            target = sys.modules.get(getattr(value, "__module__", None) or "")
+            target = sys.modules.get(getattr(value, "__module__", None))
         if target is None or target.__name__ in seen:
             continue
         if target.__name__.split(".")[0] in roots and getattr(target, "__file__", None):
@@ -120,7 +118,7 @@ def digest_modules(func: Callable) -> list[str]:
     """The modules whose source is part of ``func``'s cache key: its own module and, transitively, every
     module of its package and of ``snippets`` that it refers to, except the result-neutral lab modules."""
     module = sys.modules[func.__module__]
-    seen: dict[str, types.ModuleType] = {}
+    seen: set[str] = set()
     _own_modules(module, {module.__name__.split(".")[0], "snippets"}, seen)
     return sorted(name for name in seen if name not in RESULT_NEUTRAL)
 
@@ -256,17 +254,16 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     elapsed = time.perf_counter() - start
     if not isinstance(value, dict):
         raise ExperimentError(f"{_where()}experiment {exp.name} returned {type(value).__name__}, not a dict")
+    try:
+        # What a later cache hit returns (tuples become lists, keys strings), so a page renders the same either way.
+        value = json.loads(json.dumps(value))
+    except (TypeError, ValueError) as error:
+        raise ExperimentError(f"{_where()}experiment {exp.name} returned a value that is not JSON: {error}") from None
     computed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     entry = {"key": key, "experiment": exp.name, "params": params, "fingerprint": fp,
              "computed_at": computed_at, "elapsed_s": elapsed, "value": value}
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError) as error:
-        raise ExperimentError(f"{_where()}experiment {exp.name} returned a value that is not JSON: {error}")
     _store(path, entry)
     if refresh:
         _refreshed.add(key)
     log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
-    # Return what a later cache hit would return, so a page renders the same either way.
-    value = json.loads(json.dumps(value))
     return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)

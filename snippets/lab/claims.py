@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import html
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -37,8 +36,12 @@ class Check:
 
     name: str
     condition: str
-    holds: bool
+    holds: bool | None  # None: a timing check whose interval straddles its threshold (undecided)
     values: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return {True: "holds", False: "fails", None: "undecided"}[self.holds]
 
     def measured(self) -> str:
         """The values, readable: ``ratio = 7.73, epochs = 2,000``."""
@@ -49,8 +52,13 @@ class Check:
 CHECKS: dict[str, Callable[..., Check]] = {}
 
 
-def check(condition: str) -> Callable[[Callable[..., tuple[bool, dict]]], Callable[..., Check]]:
-    """Declare a check: the decorated function returns ``(holds, values)``; ``condition`` says what must hold."""
+def check(condition: str, *, timing: bool = False) -> Callable[[Callable[..., tuple[bool, dict]]], Callable[..., Check]]:
+    """Declare a check: the decorated function returns ``(holds, values)``; ``condition`` says what must hold.
+
+    A ``timing=True`` check decides from an interval (``snippets.lab.timing.decide``) and may return
+    ``holds=None``: its interval straddles the threshold, so noise cannot decide it. Its values should include
+    ``low`` and ``high``, the interval shown to the reader.
+    """
     if not condition or not isinstance(condition, str):
         raise TypeError("check() needs the condition in words, e.g. @check('ratio > 3')")
 
@@ -64,11 +72,13 @@ def check(condition: str) -> Callable[[Callable[..., tuple[bool, dict]]], Callab
             if not (isinstance(outcome, tuple) and len(outcome) == 2 and isinstance(outcome[1], dict)):
                 raise TypeError(f"check {name} must return (holds, values), got {outcome!r:.200}")
             holds, values = outcome
-            if not isinstance(holds, bool):
-                raise TypeError(f"check {name}: holds must be a bool, got {type(holds).__name__}")
+            if not isinstance(holds, bool) and not (timing and holds is None):
+                raise TypeError(f"check {name}: holds must be a bool{' or None' if timing else ''}, "
+                                f"got {type(holds).__name__}")
             return Check(name=name, condition=condition, holds=holds, values=dict(values))
 
         run_check.check_name = name  # type: ignore[attr-defined]
+        run_check.timing = timing  # type: ignore[attr-defined]
         run_check.condition = condition  # type: ignore[attr-defined]
         CHECKS[name] = run_check
         return run_check
@@ -83,11 +93,9 @@ def show_value(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return str(value)
-        if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
-            return f"{value:.4g}"
-        return f"{value:,.4g}" if abs(value) >= 1000 else f"{value:.4g}"
+        # 4 significant figures switch to an exponent from 10,000 up and below 0.0001 (nan and inf as such);
+        # a value that rounds up to 1,000 gets its separator like 1,000.0 does.
+        return f"{value:,.4g}"
     if isinstance(value, (list, tuple)):
         shown = [show_value(v) for v in value[:6]]
         return "[" + ", ".join(shown) + (", …" if len(value) > 6 else "") + "]"
@@ -107,6 +115,15 @@ def say(outcome: Check, sentence: str) -> str:
     except (KeyError, IndexError, ValueError) as error:
         raise ClaimError(f"Claim{_where()} cannot be written: the sentence {sentence!r} uses {error} but check "
                          f"{outcome.name} measured only: {', '.join(outcome.values) or 'nothing'}") from None
+    if outcome.holds is None:
+        low, high = outcome.values.get("low"), outcome.values.get("high")
+        interval = (f" (95 % interval {show_value(low)} to {show_value(high)})" if low is not None and high is not None
+                    else " (too few repeats for an interval)")
+        tip = (f"Undecided on this machine: whether {outcome.condition} cannot be told apart from noise. Measured: "
+               f"{outcome.measured()}. Re-measure on a quiet machine: REFRESH=1 make build.")
+        return (f'<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" '
+                f'data-check="{html.escape(outcome.name)}" title="{html.escape(tip, quote=True)}">{text} '
+                f"<em>— undecided on this machine{interval}</em></span>")
     if not outcome.holds:
         raise ClaimError(f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
                          f"measured: {outcome.measured()} — sentence: {text!r}")

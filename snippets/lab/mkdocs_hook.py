@@ -7,6 +7,8 @@
   environment fingerprint, so a notebook's printed losses are never another machine's. ``REFRESH=1``
   turns that cache off for the first build of the process (a later rebuild under ``mkdocs serve`` reuses
   what that build executed, as the result cache does).
+* Notebooks are executed once (nbclient) and the executed ``.ipynb`` is kept beside mkdocs-jupyter's cache and
+  published next to the page and its ``.py`` source. The recipes are published under ``recipes/``.
 * A page that runs an experiment without showing its code (``snippets.lab.present`` / ``code_panel``) is a
   warning, so the strict build fails.
 * markdown-exec runs the pages' blocks in this process, where ``import snippets…`` is served from
@@ -20,7 +22,9 @@ import hashlib
 import importlib
 import json
 import logging
+import shutil
 import sys
+from pathlib import Path
 
 _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
 # Hook state that must outlive the purge of the snippets modules.
@@ -59,23 +63,103 @@ def purge_snippets() -> list[str]:
     return names
 
 
+RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
+_executed_dir: Path | None = None
+
+
+def _executed_path(source: str) -> Path:
+    """Where the executed copy of a percent-format notebook is kept: by this machine and the source's content."""
+    digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
+    assert _executed_dir is not None
+    return _executed_dir / f"{Path(source).stem}-{digest}.ipynb"
+
+
+def _keep_executed(original):
+    """Wrap mkdocs-jupyter's converter: execute the notebook once with nbclient, keep the executed ``.ipynb``
+    (offered for download beside the page), and render that, unexecuted, to HTML."""
+
+    def nb2html(nb_path, execute=False, kernel_name="", **options):
+        if not execute or not str(nb_path).endswith(".py"):
+            return original(nb_path, execute=execute, kernel_name=kernel_name, **options)
+        import jupytext
+        import nbformat
+        from nbclient import NotebookClient
+
+        notebook = jupytext.read(nb_path)
+        logging.getLogger("mkdocs.plugins.pitfalls").info("pitfalls: executing notebook %s", nb_path)
+        NotebookClient(notebook, kernel_name=kernel_name or "python3", allow_errors=options.get("allow_errors", False),
+                       resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute()
+        target = _executed_path(nb_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _lab("cache").store_text(target, nbformat.writes(notebook))
+        return original(str(target), execute=False, kernel_name=kernel_name, **options)
+
+    nb2html.pitfalls_wrapped = True
+    return nb2html
+
+
+def _configure_notebooks(config, jupyter) -> None:
+    global _executed_dir
+    from mkdocs_jupyter import plugin as jupyter_plugin
+
+    cache, environment = _lab("cache"), _lab("environment")
+    digest = hashlib.sha256(json.dumps(environment.fingerprint(), sort_keys=True).encode()).hexdigest()
+    folder = cache.cache_dir().parent / "notebooks" / digest[:16]
+    jupyter.config["cache_dir"] = str(folder)
+    _executed_dir = folder / "executed"
+    if _builds == 1 and cache.refresh_mode() == "all":
+        jupyter.config["cache"] = False
+    if not getattr(jupyter_plugin.convert.nb2html, "pitfalls_wrapped", False):
+        jupyter_plugin.convert.nb2html = _keep_executed(jupyter_plugin.convert.nb2html)
+    # A rendered page cached without its executed notebook (an older cache) is rendered again.
+    docs = Path(config.docs_dir)
+    for pattern in jupyter.config["include"]:
+        for source in docs.glob(pattern):
+            if not _executed_path(str(source)).exists():
+                key = jupyter_plugin._compute_cache_key(str(source), jupyter.config, True)
+                jupyter_plugin._get_cache_path(str(folder), key).unlink(missing_ok=True)
+
+
 def on_config(config):
     global _builds
     if _builds:
         purge_snippets()
     _builds += 1
-    cache, environment = _lab("cache"), _lab("environment")
+    if getattr(config, "repo_url", None):
+        import os
+        config.edit_uri = f"edit/{os.environ.get('REPO_REF', 'main')}/docs/"
     logger = logging.getLogger(_EXEC_LOGGER)
     if _filter not in logger.filters:
         logger.addFilter(_filter)
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
-        digest = hashlib.sha256(json.dumps(environment.fingerprint(), sort_keys=True).encode()).hexdigest()
-        results = cache.cache_dir()
-        jupyter.config["cache_dir"] = str(results.parent / "notebooks" / digest[:16])
-        if _builds == 1 and cache.refresh_mode() == "all":
-            jupyter.config["cache"] = False
+        _configure_notebooks(config, jupyter)
     return config
+
+
+def on_files(files, config):
+    """The recipes, downloadable from the site as they are in snippets/ (``recipes/<name>``)."""
+    from mkdocs.structure.files import File
+
+    snippets = Path(__file__).resolve().parents[1]  # this hook's package: the recipes that ran
+    for name in RECIPES:
+        files.append(File.generated(config, f"recipes/{name}", abs_src_path=str(snippets / name)))
+    return files
+
+
+def on_post_page(output, page, config):
+    """Beside a notebook's page and its ``.py`` source: the executed ``.ipynb``, with this build's outputs."""
+    source = page.file.abs_src_path
+    if _executed_dir is not None and source and source.endswith(".py") and "notebooks" in page.file.src_path:
+        executed = _executed_path(source)
+        if executed.exists():
+            target = Path(page.file.abs_dest_path).parent / f"{Path(source).stem}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(executed, target)
+        else:
+            logging.getLogger("mkdocs.plugins.pitfalls").warning(
+                "[page docs/%s] its executed notebook is missing from %s", page.file.src_path, _executed_dir)
+    return output
 
 
 def on_page_markdown(markdown, page, **kwargs):

@@ -38,6 +38,8 @@ RECIPES = ("snippets.seeding", "snippets.tensor_loader", "snippets.step_budget")
 MEASURING_PREFIXES = ("snippets.experiments.", "snippets.lab.timing")
 # Experiments whose code each page showed in this build ({page: {name}}).
 shown_on_page: dict[str, set[str]] = {}
+# Helpers whose source a page already printed ({page: {qualified name}}): shown once per page, then named.
+_helpers_on_page: dict[str, set[str]] = {}
 
 _FORMATTER = HtmlFormatter(cssclass="language-python highlight", wrapcode=True)
 _LEXER = PythonLexer()
@@ -130,9 +132,11 @@ def source_block(obj: Any) -> str:
     return code.replace("<pre>", f'<span class="filename">{caption}</span><pre>', 1)
 
 
-def _details(summary: str, body: str, *, kind: str = "note", open_: bool = False) -> str:
-    return (f'<details class="{kind} pitfalls-code"{" open" if open_ else ""}>'
-            f"<summary>{summary}</summary>\n{body}\n</details>")
+def _details(summary: str, body: str, *, kind: str = "note", experiment: str | None = None) -> str:
+    # data-search-exclude: code is not prose; left in, it would triple the search index every page loads.
+    data = f' data-experiment="{html.escape(experiment)}" data-search-exclude' if experiment else ""
+    return f'<details class="{kind} pitfalls-code"{data}><summary>{summary}</summary>\n{body}\n</details>'
+
 
 
 def _qualname(obj: Any) -> str:
@@ -142,7 +146,8 @@ def _qualname(obj: Any) -> str:
 
 def provenance_line(result: Result) -> str:
     params = ", ".join(f"{k}={v!r}" for k, v in result.params.items()) or "no parameters"
-    origin = (f"read from this machine's result cache (computed {result.computed_at})" if result.cached
+    when = result.computed_at.replace("T", " ").removesuffix("+00:00") + (" UTC" if "+00:00" in result.computed_at else "")
+    origin = (f"read from this machine's result cache (computed {when})" if result.cached
               else "computed by this build")
     return (f'<p class="pitfalls-provenance"><code>{html.escape(result.experiment)}'
             f"({html.escape(params)})</code> — took {result.elapsed_s:.1f} s to compute, {origin}. "
@@ -165,7 +170,15 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
         parts.append(f"<p>It uses the recipe code {names}, shown in full on its page.</p>")
     if found:
         listed = ", ".join(f"<code>{html.escape(_qualname(h))}</code>" for h in found)
-        parts.append(_details(f"What it calls: {listed}", "\n".join(source_block(h) for h in found)))
+        printed = _helpers_on_page.setdefault(cache.current_page, set()) if cache.current_page else set()
+        fresh = [h for h in found if _qualname(h) not in printed]
+        seen = [h for h in found if _qualname(h) in printed]
+        body = "\n".join(source_block(h) for h in fresh)
+        if seen:
+            names = ", ".join(f"<code>{html.escape(_qualname(h))}</code>" for h in seen)
+            body += f"\n<p>Shown in an earlier panel on this page: {names}.</p>"
+        printed.update(_qualname(h) for h in fresh)
+        parts.append(_details(f"What it calls: {listed}", body))
     drawers = [drawn_by] if callable(drawn_by) else list(drawn_by or [])
     for drawer in drawers:
         parts.append(_details(f"Drawing code: <code>{html.escape(_qualname(drawer))}</code>", source_block(drawer)))
@@ -175,7 +188,7 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
         parts.append(_details(f"Checks behind the claims: {listed}",
                               "\n".join(source_block(inspect.unwrap(c)) for c in check_list)))
     summary = f"Code that measured this: <code>{html.escape(exp.name)}</code>"
-    return "\n" + _details(summary, "\n".join(parts), kind="example") + "\n"
+    return "\n" + _details(summary, "\n".join(parts), kind="example", experiment=exp.name) + "\n"
 
 
 def present(result: Result, renderer: Callable[[Result], str] | None = None, *,

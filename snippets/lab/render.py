@@ -3,6 +3,10 @@
 Figures use matplotlib's object API with the Agg backend (no pyplot state), a fixed size, a fixed
 ``svg.hashsalt`` and no date metadata, so the same result gives byte-identical SVG. They are drawn on a white
 card so that they stay legible in the light and the dark palette alike.
+
+The SVG is inlined in the page (its text stays searchable and selectable), so it is made cheap for a phone
+first (:func:`lean_svg`): matplotlib's wrapper groups, unused ids, metadata and six-digit coordinates go, and a
+run of markers becomes one path instead of one ``<use>`` element per point.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ import html
 import io
 import json
 import math
+import re
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -75,15 +81,205 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
     buffer = io.StringIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    text = buffer.getvalue()
-    text = text[text.index("<svg"):]  # drop the XML prolog and DOCTYPE: not valid inside HTML
-    text = text.replace("<svg ", f'<svg role="img" aria-label="{html.escape(alt)}" ', 1)
+    text = lean_svg(buffer.getvalue(), label=alt)
     text = (
         f'<figure class="pitfalls-figure" data-experiment="{result.experiment}" '
         f'data-timing="{str(result.timing).lower()}">\n{text}\n</figure>\n'
     )
     cache.store_text(path, text)
     return text
+
+
+_SVG = "{http://www.w3.org/2000/svg}"
+_XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+_URL_REF = re.compile(r"url\(#([^)]+)\)")
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_PATH_TOKEN = re.compile(r"[A-Za-z]|" + _NUMBER.pattern)
+_ROUNDED = {"d", "x", "y", "width", "height", "transform", "points", "x1", "x2", "y1", "y2", "cx", "cy", "r"}
+_ROOT_KEPT = ("width", "height", "viewBox")
+
+
+def lean_svg(text: str, *, label: str) -> str:
+    """matplotlib's SVG made cheap to inline in a page, as one ``<svg role="img" aria-label=label>`` element.
+
+    A browser styles and lays out every element of an inline SVG against the page's whole stylesheet, so the
+    element count is what a phone pays for. Removed: the XML prolog, metadata, comments, ids nothing refers to,
+    groups that carry no attribute, and the global ``<style>`` rule (``*{…}`` would apply to the whole page;
+    its properties are inherited, so they move onto the root). Consecutive ``<use>`` markers of one style become
+    one ``<path>``. Coordinates keep two decimals (1/100 pt). What is drawn does not change.
+    """
+    root = ET.fromstring(text)  # the parser drops comments, and with them matplotlib's LaTeX sources
+    if root.tag != _SVG + "svg":
+        raise ValueError(f"not an SVG document: <{root.tag}>")
+    inherited: dict[str, str] = {}
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag == _SVG + "metadata":
+                parent.remove(child)
+            elif child.tag == _SVG + "style":
+                rule = re.fullmatch(r"\s*\*\s*\{([^{}]*)\}\s*", child.text or "")
+                if rule:  # a rule for every element: applied once, on the root, instead
+                    inherited.update(_style(rule.group(1)))
+                    parent.remove(child)
+    defs = {el.get("id"): el for el in root.iter() if el.get("id")}
+    for axis in [g for g in root.iter(_SVG + "g") if (g.get("id") or "").startswith("matplotlib.axis")]:
+        _merge_tick_marks(axis, defs)
+    _merge_markers(root, defs)
+    referenced = set()
+    for el in root.iter():
+        for name, value in el.attrib.items():
+            referenced.update(_URL_REF.findall(value))
+            if name in (_XLINK_HREF, "href") and value.startswith("#"):
+                referenced.add(value[1:])
+    for definitions in root.iter(_SVG + "defs"):
+        for unused in [el for el in definitions if el.get("id") not in referenced]:
+            definitions.remove(unused)
+    _prune(root, referenced)
+    attributes = {"role": "img", "aria-label": label}
+    attributes.update((name, root.get(name)) for name in _ROOT_KEPT if root.get(name))
+    attributes["xmlns"] = "http://www.w3.org/2000/svg"
+    if any(_XLINK_HREF in el.attrib for el in root.iter()):
+        attributes["xmlns:xlink"] = "http://www.w3.org/1999/xlink"
+    attributes.update(inherited)
+    out: list[str] = [_open_tag("svg", attributes)]
+    for child in root:
+        _write(child, out)
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _style(text: str) -> dict[str, str]:
+    pairs = (item.split(":", 1) for item in text.split(";") if ":" in item)
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def _merge_tick_marks(axis: ET.Element, defs: dict[str, ET.Element]) -> None:
+    """An axis draws each tick mark as a ``<use>``, between its grid line and its label: the marks of one
+    style become one path, drawn last in the axis (a tick mark overlaps neither its grid line nor a label)."""
+    parents = {child: parent for parent in axis.iter() for child in parent}
+    groups: dict[tuple, list[ET.Element]] = {}
+    for el in axis.iter(_SVG + "use"):
+        key = _marker_key(el, defs)
+        if key is not None:
+            groups.setdefault(key, []).append(el)
+    for uses in groups.values():
+        for use in uses:
+            parents[use].remove(use)
+        axis.append(_marker_path(uses, defs))
+
+
+def _marker_path(uses: list[ET.Element], defs: dict[str, ET.Element]) -> ET.Element:
+    """One ``<path>`` drawing the marker of every ``<use>`` in ``uses`` (same marker, same style)."""
+    marker = defs[_href(uses[0])[1:]]
+    d = " ".join(_translate(marker.get("d"), float(use.get("x", 0)), float(use.get("y", 0))) for use in uses)
+    # the marker's own style wins over the <use>'s, as it does when the browser draws a <use>
+    style = {**_style(uses[0].get("style", "")), **_style(marker.get("style", ""))}
+    return ET.Element(_SVG + "path", {"d": d, "style": "; ".join(f"{k}: {v}" for k, v in style.items())})
+
+
+def _merge_markers(root: ET.Element, defs: dict[str, ET.Element]) -> None:
+    """Runs of sibling ``<use>`` of one marker and one style (a line's points) become a single ``<path>``."""
+    for parent in list(root.iter()):
+        runs: list[list[ET.Element]] = []
+        previous = None
+        for child in parent:
+            key = _marker_key(child, defs)
+            if key is not None and key == previous:
+                runs[-1].append(child)
+            elif key is not None:
+                runs.append([child])
+            previous = key
+        for run in (run for run in runs if len(run) > 1):
+            index = list(parent).index(run[0])
+            for use in run:
+                parent.remove(use)
+            parent.insert(index, _marker_path(run, defs))
+
+
+def _href(el: ET.Element) -> str:
+    return el.get(_XLINK_HREF) or el.get("href") or ""
+
+
+def _marker_key(el: ET.Element, defs: dict[str, ET.Element]) -> tuple | None:
+    """What makes two ``<use>`` mergeable, or None for an element that is not a plain marker reference."""
+    if el.tag != _SVG + "use" or set(el.attrib) - {_XLINK_HREF, "href", "x", "y", "style"}:
+        return None
+    marker = defs.get(_href(el)[1:])
+    if marker is None or marker.tag != _SVG + "path" or set(marker.attrib) - {"id", "d", "style"} \
+            or not re.fullmatch(r"[MLQCZz0-9eE.\s+-]*", marker.get("d", "")):
+        return None
+    return _href(el), el.get("style", "")
+
+
+def _translate(d: str, dx: float, dy: float) -> str:
+    """An absolute-coordinate path (M, L, Q, C, z) moved by (dx, dy)."""
+    out, numbers = [], []
+    for token in _PATH_TOKEN.findall(d):
+        if token.isalpha():
+            out.append(token)
+            continue
+        numbers.append(float(token))
+        if len(numbers) == 2:
+            out.append(f"{_round(numbers[0] + dx)} {_round(numbers[1] + dy)}")
+            numbers = []
+    return " ".join(out)
+
+
+def _round(value: float) -> str:
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _prune(el: ET.Element, referenced: set[str]) -> None:
+    """Drop unreferenced ids and empty ``<defs>``; hoist the children of groups left without attributes."""
+    if el.get("id") and el.get("id") not in referenced:
+        del el.attrib["id"]
+    index = 0
+    while index < len(el):
+        child = el[index]
+        _prune(child, referenced)
+        if child.tag == _SVG + "defs" and len(child) == 0:
+            el.remove(child)
+        elif child.tag == _SVG + "g" and not child.attrib and not (child.text or "").strip():
+            el.remove(child)
+            for offset, grandchild in enumerate(list(child)):
+                el.insert(index + offset, grandchild)
+            index += len(child)
+        else:
+            index += 1
+
+
+def _open_tag(tag: str, attributes: dict[str, str], *, close: bool = False) -> str:
+    parts = "".join(f' {name}="{_escape(value)}"' for name, value in attributes.items())
+    return f"<{tag}{parts}{'/' if close else ''}>"
+
+
+def _escape(value: str) -> str:
+    return html.escape(value, quote=False).replace('"', "&quot;")
+
+
+def _write(el: ET.Element, out: list[str]) -> None:
+    tag = el.tag.rpartition("}")[2]
+    attributes = {}
+    for name, value in el.attrib.items():
+        # xlink:href, not SVG 2's href: Material's instant navigation rewrites the .href of every [href] element,
+        # and an SVG element's .href cannot be set
+        name = "xlink:href" if name == _XLINK_HREF else name.rpartition("}")[2] if name.startswith("{") else name
+        if name in _ROUNDED:
+            value = _NUMBER.sub(lambda m: _round(float(m.group())), value)
+            if name == "d":
+                value = re.sub(r"\s*([A-Za-z])\s*", r"\1", value).strip()
+        attributes[name] = value
+    text = el.text if el.text and el.text.strip() else ""
+    if len(el) == 0 and not text:
+        out.append(_open_tag(tag, attributes, close=True))
+        return
+    out.append(_open_tag(tag, attributes) + html.escape(text, quote=False))
+    for child in el:
+        _write(child, out)
+        if child.tail and child.tail.strip():
+            out.append(html.escape(child.tail, quote=False))
+    out.append(f"</{tag}>")
 
 
 def _figure_key(result: Result, alt: str, renderer_file: str, renderer: str) -> str:
@@ -153,4 +349,38 @@ def timing_table(result: Result, rows: Sequence[dict], *, label: str = "Variant"
 
 
 def environment_table() -> str:
-    return table(["", "value"], environment.describe(), align="ll")
+    # every column has a header: an empty <th> leaves a screen reader nothing to announce
+    return table(["setting", "value"], environment.describe(), align="ll")
+
+
+def _decimals_for(half_width: float | None) -> int:
+    """As many decimals as the interval supports: one significant figure of its half-width, at most 2."""
+    if not half_width or half_width <= 0 or math.isinf(half_width):
+        return 2
+    return max(0, min(2, -math.floor(math.log10(half_width))))
+
+
+def ratio_interval(interval: dict, *, suffix: str = "×") -> str:
+    """``7.7× (7.4–8.1)``: a ratio with its 95 % interval, at the precision the interval supports."""
+    low, high, value = interval.get("low"), interval.get("high"), interval["value"]
+    if low is None or high is None:
+        return f"{value:.2f}{suffix} (no interval: too few repeats)"
+    digits = _decimals_for((high - low) / 2)
+    return f"{value:.{digits}f}{suffix} ({low:.{digits}f}–{high:.{digits}f})"
+
+
+def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:
+    """A visible warning naming each measurement whose interval is too wide to support what is printed."""
+    if not noisy:
+        return ""
+    from .timing import NOISE_TOLERANCE, relative_spread
+
+    lines = ['!!! warning "Noisy measurement on this machine"',
+             f"    These ratios vary by more than ±{NOISE_TOLERANCE:.0%} across the repeated rounds, so their values "
+             "are not findings: the machine was busy while they were measured.", ""]
+    for name, interval in noisy:
+        spread = relative_spread(interval)
+        shown = "no interval (too few repeats)" if math.isinf(spread) else f"±{spread:.0%}"
+        lines.append(f"    - {name}: {ratio_interval(interval)}, spread {shown}")
+    lines += ["", "    Re-measure on a quiet machine: `REFRESH=1 make build`."]
+    return "\n".join(lines) + "\n"

@@ -1,23 +1,20 @@
-"""What the DataLoader-overhead page runs: the question's timing, where the time goes, scaling, limits.
+"""DataLoader overhead, the experiments: the question's timing, where the time goes, scaling, limits.
 
 Every function marked ``@experiment`` returns JSON; size settings are keyword arguments with the page's
-full-size defaults (tests call them small). Renderers (``render_*``) are pure functions of a ``Result`` and
-check the page's claims through ``claim``; the conditions behind each claim live in ``checks_*`` functions
-so that tests assert the same conditions at small size.
-
-Run ``python -m snippets.experiments.loader`` to print the main tables.
+full-size defaults (tests call them small). The helpers here decide what is measured — the loops timed, the
+baselines, the datasets — and are shown beside each result on the page. Drawing and tables live in
+``figures``, the conditions behind the page's claims in ``checks``: neither is imported here, so editing them
+re-runs nothing.
 """
 
 from __future__ import annotations
 
 import cProfile
 import gc
-import inspect
 import itertools
 import pstats
 import statistics
 import warnings
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 import torch
@@ -26,18 +23,12 @@ from torch.nn import functional as F
 from torch.utils.data import (BatchSampler, DataLoader, RandomSampler, SequentialSampler, TensorDataset,
                               default_collate)
 
-from snippets.lab import Result, claim, experiment, measure, pick_device, progress
-from snippets.lab.render import COLORS, new_figure, seconds, stamp_line, svg, table, timing_table
+from snippets.lab import experiment, measure, pick_device, progress
 from snippets.tensor_loader import TensorLoader
 
-from .question import SimpleLinearModel
+from ..question import SimpleLinearModel
 
 LOADER_NAMES = ("DataLoader", "DataLoader + BatchSampler", "TensorLoader", "hand-written loop")
-# TensorLoader's speed targets (checked strictly by benchmarks/tensor_loader_speed.py, reported by the page):
-RATIO_TARGET = 1.2  # an epoch, against the cheapest hand-written loop yielding the same batches
-SMALL_EPOCH = 50e-6  # ... except where that loop takes less than this per epoch:
-SMALL_SLACK = 10e-6  # ... then at most this much slower
-TRAINING_TARGET = 1.1  # the question's training loop, against training on the tensors directly
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -157,27 +148,6 @@ def _timing_row(label: str, timing: dict, **extra: Any) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Checks: the conditions behind the page's claims, shared by renderers and tests
-
-
-@dataclass(frozen=True)
-class Check:
-    key: str
-    text: str
-    holds: bool
-    measured: Any
-
-
-def _claims(checks: list[Check]) -> dict[str, str]:
-    """Each check as a claim (failing the build if it does not hold), by key."""
-    return {check.key: claim(check.text, check.holds, measured=check.measured) for check in checks}
-
-
-def _checked(claims: Iterable[str]) -> str:
-    return " ".join(f"Checked: {text}." for text in claims) + "\n"
-
-
-# ---------------------------------------------------------------------------------------------------------
 # 1. The question's timing, reproduced
 
 
@@ -252,34 +222,10 @@ def question_timing(n: int = 1000, epochs: int = 2000, compared_epochs: int = 30
             "same": same}
 
 
-def checks_question_timing(value: dict) -> list[Check]:
-    rows = {row["label"]: row for row in value["rows"]}
-    ratio = rows["DataLoader"]["median"] / rows["direct"]["median"]
-    identical = all(v["losses_identical"] and v["weights_identical"] for v in value["same"].values())
-    return [
-        Check("identical", f"all four runs give bitwise-identical losses at every one of the "
-              f"{value['compared_epochs']:,} epochs compared, and bitwise-identical weights after them", identical,
-              {k: (v["losses_identical"], v["weights_identical"]) for k, v in value["same"].items()}),
-        Check("slower", "the DataLoader run takes more than 3× as long as training on the tensors directly",
-              ratio > 3, f"{ratio:.1f}×"),
-    ]
 
 
-def render_question_timing(result: Result) -> str:
-    value = result.value
-    epochs = value["epochs"]
-    total, loss = f"× {epochs:,} epochs", f"loss, epoch {value['compared_epochs']:,}"
-    rows = [{**row, total: seconds(row["median"] * epochs), loss: f"{value['same'][row['label']]['final_loss']:.6g}"}
-            for row in value["rows"]]
-    claims = _claims(checks_question_timing(value))
-    text = timing_table(result, rows, label="Loader", extra=(total, loss))
-    return (f"Time per epoch, N = {value['n']:,}, one full batch:\n\n" + text + "\n"
-            + _checked(claims.values()))
 
 
-def question_ratios(result: Result) -> dict[str, float]:
-    rows = {row["label"]: row["median"] for row in result.value["rows"]}
-    return {name: rows[name] / rows["direct"] for name in rows}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -389,111 +335,20 @@ def _profile_name(filename: str, line: int, function: str) -> str:
     return f"{function} ({filename}:{line})"
 
 
-def _stage(value: dict, prefix: str) -> float:
-    return next(row["median"] for row in value["stages"] if row["label"].startswith(prefix))
 
 
-def breakdown_shares(value: dict) -> dict[str, float]:
-    epoch = _stage(value, "whole epoch")
-    return {
-        "iterator": _stage(value, "iter(") / epoch,
-        "sampler": _stage(value, "sampler") / epoch,
-        "indexing": _stage(value, "dataset[i]") / epoch,
-        "collate": _stage(value, "default_collate") / epoch,
-        "copy": _stage(value, "the copy") / epoch,
-    }
 
 
-def checks_breakdown(value: dict) -> list[Check]:
-    n, calls, layout = value["n"], value["calls"], value["layout"]
-    shares = breakdown_shares(value)
-    return [
-        Check("getitem", f"with automatic batching, one epoch calls dataset[i] {n:,} times — once per sample",
-              calls["getitem_per_epoch"] == n, calls["getitem_per_epoch"]),
-        Check("collate", f"default_collate receives one list of {n:,} samples per epoch",
-              calls["collate_sizes"] == [n], calls["collate_sizes"]),
-        Check("batch_sampler", "with a BatchSampler as sampler and batch_size=None, the dataset is indexed "
-              "once per epoch, with the whole list of indices",
-              calls["batch_sampler_getitem_per_epoch"] == 1, calls["batch_sampler_getitem_per_epoch"]),
-        Check("fresh_copy", "the batch is a fresh contiguous copy: same values, its own memory",
-              layout["batch_contiguous"] and layout["batch_equal"] and not layout["batch_shares_memory"],
-              {k: layout[k] for k in ("batch_contiguous", "batch_equal", "batch_shares_memory")}),
-        Check("layout", "x is already contiguous, with the same strides as the batch",
-              layout["x_contiguous"] and layout["x_stride"] == layout["batch_stride"],
-              (layout["x_stride"], layout["batch_stride"])),
-        Check("views", "TensorLoader's sequential batch shares memory with x",
-              layout["tensorloader_shares_memory"], layout["tensorloader_shares_memory"]),
-        Check("iterator", "creating the iterator takes less than 5% of the epoch", shares["iterator"] < 0.05,
-              f"{shares['iterator']:.2%}"),
-        Check("copy", "copying the bytes takes less than 5% of the epoch", shares["copy"] < 0.05,
-              f"{shares['copy']:.2%}"),
-        Check("per_sample", "indexing the samples one at a time and stacking them take more than half of the epoch",
-              shares["indexing"] + shares["collate"] > 0.5, f"{shares['indexing'] + shares['collate']:.0%}"),
-    ]
 
 
-def render_breakdown_calls(result: Result) -> str:
-    claims = _claims(checks_breakdown(result.value))
-    return "".join(f"- Checked: {claims[key]}.\n" for key in ("getitem", "collate", "batch_sampler"))
 
 
-def render_breakdown(result: Result) -> str:
-    value = result.value
-    epoch = _stage(value, "whole epoch")
-    rows = [[row["label"], seconds(row["median"]), seconds(row["iqr"]),
-             f"{row['median'] / epoch:.1%}" if i else "100% (baseline)", row["blocks"]]
-            for i, row in enumerate(value["stages"])]
-    parts = sum(row["median"] for row in value["stages"][1:-1])
-    text = table([f"Stage of one DataLoader epoch (N = {value['n']:,}, full batch)", "median", "IQR",
-                  "share of the epoch", "blocks"], rows) + "\n" + stamp_line(result)
-    return text + (f"\nIterator, sampler, indexing and collate add up to {seconds(parts)}, "
-                   f"{parts / epoch:.0%} of the whole epoch (the copy happens inside the collate stage).\n")
 
 
-def render_verdicts(result: Result) -> str:
-    value = result.value
-    claims = _claims(checks_breakdown(value))
-    shares = breakdown_shares(value)
-    layout, steps = value["layout"], {row["label"]: row for row in value["steps"]}
-    stage = {prefix: _stage(value, prefix) for prefix in ("iter(", "the copy", "dataset[i]", "default_collate")}
-    step_x = steps["training step on x, y"]["median"]
-    step_batch = steps["training step on DataLoader's batch"]["median"]
-    rows = [
-        ["“Creating the iterator object” (创建迭代器对象)",
-         f"{seconds(stage['iter('])} per epoch, {shares['iterator']:.2%} of it",
-         f"True but negligible: {claims['iterator']}."],
-        ["“Copying the tensors instead of using views” (复制张量而非视图)",
-         f"{layout['bytes']:,} bytes; clone() takes {seconds(stage['the copy'])}, {shares['copy']:.2%}",
-         f"True — {claims['fresh_copy']} — but cheap: {claims['copy']}."],
-        ["“The default collate_fn adds function-call overhead” (collate_fn 的函数调用开销)",
-         f"{seconds(stage['default_collate'])}, {shares['collate']:.0%}",
-         f"Costly, but not as call overhead: {claims['collate']}, and stacks them."],
-        ["“Memory layout: the batch may be made contiguous” (内存布局)",
-         f"step on x: {seconds(step_x)}; on the batch: {seconds(step_batch)}",
-         f"No effect: {claims['layout']}, so there is no layout to change."],
-        ["Not in the answer: one dataset[i] per sample",
-         f"{seconds(stage['dataset[i]'])}, {shares['indexing']:.0%}",
-         f"The main cost: {claims['getitem']}; with the stacking, {claims['per_sample']}."],
-    ]
-    return table(["The answer's explanation", "Measured", "Verdict"], rows, align="lll") + "\n" + stamp_line(result)
 
 
-def render_profile(result: Result) -> str:
-    profile = result.value["profile"]
-    rows = [[f"`{e['function']}`", f"{e['calls']:,}", seconds(e["own"]), f"{e['own'] / profile['total_own']:.0%}",
-             seconds(e["cumulative"])] for e in profile["top"]]
-    return (table(["Function", "calls", "own time", "share of own time", "cumulative"], rows)
-            + f"\n{profile['function_calls']:,} Python-level calls in one epoch, "
-              f"{seconds(profile['total_own'])} under cProfile (which slows every call down).\n\n"
-            + stamp_line(result))
 
 
-def render_fetcher_source() -> str:
-    """The installed torch's map-style fetcher, printed from its source: what DataLoader does per batch."""
-    from torch.utils.data._utils import fetch
-
-    source = inspect.getsource(fetch._MapDatasetFetcher.fetch)
-    return f"```python\n# torch/utils/data/_utils/fetch.py, torch {torch.__version__}\n{source.rstrip()}\n```\n"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -521,85 +376,18 @@ def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 1
     return {"n": n, "device": str(device), "batch_sizes": list(batch_sizes), "points": points}
 
 
-def _series(points: list[dict], name: str, shuffle: bool, key: str = "batch_size") -> tuple[list, list]:
-    chosen = [p for p in points if p["label"] == name and p["shuffle"] == shuffle]
-    return [p[key] for p in chosen], [p["median"] for p in chosen]
 
 
-def _seconds_axis(ax) -> None:  # noqa: ANN001
-    from matplotlib.ticker import FuncFormatter
-
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: seconds(v)))
 
 
-def render_batch_size_scaling(result: Result) -> str:
-    value = result.value
-    fig, axes = new_figure("pair", ncols=2, sharey=True)
-    for ax, shuffle in zip(axes, (False, True)):
-        for color, marker, name in zip(COLORS, "osD^", LOADER_NAMES):
-            sizes, times = _series(value["points"], name, shuffle)
-            ax.plot(sizes, times, marker=marker, markersize=4, color=color, label=name)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("batch size")
-        ax.set_title("shuffle=True" if shuffle else "shuffle=False")
-        _seconds_axis(ax)
-    axes[0].set_ylabel(f"time per epoch (N = {value['n']:,})")
-    axes[1].legend(fontsize=8)
-    alt = (f"Log-log plot of time per epoch against batch size for N = {value['n']} samples: DataLoader stays "
-           "far above TensorLoader and the hand-written loop at every batch size.")
-    return svg(fig, result, alt=alt) + stamp_line(result)
 
 
-def checks_batch_size_scaling(value: dict) -> list[Check]:
-    worst = min(
-        (dl / tl, size, shuffle)
-        for shuffle in (False, True)
-        for size, dl, tl in zip(value["batch_sizes"], _series(value["points"], "DataLoader", shuffle)[1],
-                                _series(value["points"], "TensorLoader", shuffle)[1])
-    )
-    return [Check("every_size", "at every batch size, shuffled or not, DataLoader takes more than 2× as long as "
-                  "TensorLoader", worst[0] > 2,
-                  f"smallest ratio {worst[0]:.1f}× (batch size {worst[1]}, shuffle={worst[2]})")]
 
 
-def render_batch_size_claims(result: Result) -> str:
-    return _checked(_claims(checks_batch_size_scaling(result.value)).values())
 
 
-def speed_targets(value: dict) -> list[dict]:
-    """TensorLoader against the hand-written loop at each batch size: the benchmark's targets.
-
-    Like the benchmark, it compares the fastest timed block of each: what the code costs when nothing else
-    on the machine interferes.
-    """
-    rows = []
-    for shuffle in (False, True):
-        base = [p for p in value["points"] if p["label"] == "hand-written loop" and p["shuffle"] == shuffle]
-        ours = [p for p in value["points"] if p["label"] == "TensorLoader" and p["shuffle"] == shuffle]
-        for b, t in zip(base, ours):
-            small = b["min"] < SMALL_EPOCH
-            met = (t["min"] - b["min"] <= SMALL_SLACK) if small else (t["min"] / b["min"] <= RATIO_TARGET)
-            rows.append({"shuffle": shuffle, "batch_size": b["batch_size"], "baseline": b["min"],
-                         "tensorloader": t["min"], "ratio": t["min"] / b["min"],
-                         "target": f"within {seconds(SMALL_SLACK)}" if small else f"≤ {RATIO_TARGET}×", "met": met})
-    return rows
 
 
-def render_speed_targets(result: Result, question: Result | None = None) -> str:
-    rows = [["shuffled" if r["shuffle"] else "sequential", f"{r['batch_size']:,}", seconds(r["baseline"]),
-             seconds(r["tensorloader"]), f"{r['ratio']:.2f}×", r["target"], "met" if r["met"] else "missed"]
-            for r in speed_targets(result.value)]
-    text = table(["order", "batch size", "hand-written loop", "TensorLoader", "ratio", "target", "this build"],
-                 rows, align="lrrrrll")
-    text += "\nTimes are the fastest timed block of each epoch measurement.\n"
-    if question is not None:
-        fastest = {row["label"]: row["min"] for row in question.value["rows"]}
-        ratio = fastest["TensorLoader"] / fastest["direct"]
-        text += (f"\nThe question's training loop with TensorLoader, fastest epoch against fastest epoch: "
-                 f"{ratio:.3f}× the direct loop (target ≤ {TRAINING_TARGET}×: "
-                 f"{'met' if ratio <= TRAINING_TARGET else 'missed'} in this build).\n")
-    return text + "\n" + stamp_line(result)
 
 
 @experiment(timing=True)
@@ -623,46 +411,12 @@ def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000
     return {"device": str(device), "sizes": list(sizes), "per_sample_limit": per_sample_limit, "points": points}
 
 
-def per_sample_costs(value: dict) -> dict[str, dict]:
-    """Time per epoch divided by N, at the largest N each loader ran."""
-    out = {}
-    for name in LOADER_NAMES:
-        ns, times = _series(value["points"], name, False, key="n")
-        out[name] = {"n": ns[-1], "per_sample": times[-1] / ns[-1], "epoch": times[-1]}
-    return out
 
 
-def checks_size_scaling(value: dict) -> list[Check]:
-    costs = per_sample_costs(value)
-    dl, tl = costs["DataLoader"]["per_sample"], costs["TensorLoader"]["per_sample"]
-    return [Check("per_sample", "DataLoader's time per sample is more than 100× TensorLoader's", dl / tl > 100,
-                  f"{seconds(dl)} at N = {costs['DataLoader']['n']:,} vs {seconds(tl)} at "
-                  f"N = {costs['TensorLoader']['n']:,}")]
 
 
-def render_size_scaling(result: Result) -> str:
-    value = result.value
-    fig, ax = new_figure("wide")
-    for color, marker, name in zip(COLORS, "osD^", LOADER_NAMES):
-        ns, times = _series(value["points"], name, False, key="n")
-        ax.plot(ns, times, marker=marker, markersize=4, color=color, label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("N (samples, all in one batch)")
-    ax.set_ylabel("time per epoch")
-    _seconds_axis(ax)
-    ax.legend(fontsize=8)
-    alt = ("Log-log plot of time per full-batch epoch against dataset size: DataLoader grows linearly with N "
-           "from far above the others; TensorLoader and the hand-written slices stay flat.")
-    return svg(fig, result, alt=alt) + stamp_line(result)
 
 
-def render_size_costs(result: Result) -> str:
-    costs = per_sample_costs(result.value)
-    rows = [[name, f"{c['n']:,}", seconds(c["epoch"]), seconds(c["per_sample"])] for name, c in costs.items()]
-    claims = _claims(checks_size_scaling(result.value))
-    return (table(["Loader", "largest N run", "epoch at that N", "time per sample (epoch / N)"], rows)
-            + "\n" + stamp_line(result) + "\n" + _checked(claims.values()))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -717,33 +471,10 @@ def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 2, min_ru
     return {"batch_size": batch_size, "batches": batches, "device": str(device), "rows": rows}
 
 
-def _share(row: dict, name: str) -> float:
-    return row[name] / (row[name] + row["step"])
 
 
-def checks_step_share(value: dict) -> list[Check]:
-    tiny, wide = value["rows"]
-    return [
-        Check("tiny", "for the question's MLP, DataLoader's share of the step is more than 5× TensorLoader's",
-              _share(tiny, "DataLoader") > 5 * _share(tiny, "TensorLoader"),
-              f"{_share(tiny, 'DataLoader'):.1%} vs {_share(tiny, 'TensorLoader'):.1%}"),
-        Check("wide", "for the larger MLP, DataLoader's share is smaller than for the question's",
-              _share(wide, "DataLoader") < _share(tiny, "DataLoader"),
-              f"{_share(wide, 'DataLoader'):.1%} vs {_share(tiny, 'DataLoader'):.1%}"),
-        Check("tensorloader", "for the question's MLP, TensorLoader's share stays below 10%",
-              _share(tiny, "TensorLoader") < 0.10, f"{_share(tiny, 'TensorLoader'):.1%}"),
-    ]
 
 
-def render_step_share(result: Result) -> str:
-    value = result.value
-    rows = [[r["model"], seconds(r["step"]), seconds(r["DataLoader"]), f"{_share(r, 'DataLoader'):.1%}",
-             seconds(r["TensorLoader"]), f"{_share(r, 'TensorLoader'):.1%}"] for r in value["rows"]]
-    claims = _claims(checks_step_share(value))
-    return (table(["Model", "training step", "DataLoader per batch", "its share",
-                   "TensorLoader per batch", "its share"], rows)
-            + f"\nBatch size {value['batch_size']}, shuffled; share = loader time / (loader time + step time).\n\n"
-            + stamp_line(result) + "\n" + _checked(claims.values()))
 
 
 WORKER_CONFIGS = (
@@ -778,44 +509,10 @@ def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)
     return {"settings": [list(s) for s in settings], "rows": rows, "threads": torch.get_num_threads()}
 
 
-def _worker_rows(value: dict, n: int) -> dict[str, dict]:
-    return {row["label"]: row for row in value["rows"] if row["n"] == n}
 
 
-def checks_workers(value: dict) -> list[Check]:
-    n_full = value["settings"][0][0]
-    full = _worker_rows(value, n_full)
-    base = full["num_workers=0"]["median"]
-    fresh = min(full[label]["median"] for label in ("num_workers=1", "num_workers=2"))
-    fastest_dl_anywhere = min(
-        min(row["median"] for label, row in _worker_rows(value, n).items() if label != "TensorLoader")
-        / _worker_rows(value, n)["TensorLoader"]["median"] for n, _ in value["settings"])
-    return [
-        Check("fresh_workers", f"at full batch (N = {n_full:,}), starting workers every epoch makes DataLoader "
-              "more than 2× slower than num_workers=0", fresh / base > 2, f"{fresh / base:.1f}×"),
-        Check("tensorloader", "in every setting TensorLoader beats the fastest DataLoader configuration by "
-              "more than 5×", fastest_dl_anywhere > 5, f"{fastest_dl_anywhere:.0f}×"),
-    ]
 
 
-def render_workers(result: Result) -> str:
-    value = result.value
-    text = ""
-    for n, batch_size in value["settings"]:
-        rows = list(_worker_rows(value, n).values())
-        batches = -(-n // batch_size)
-        plural = "es" if batches > 1 else ""
-        text += (f"**N = {n:,}, batch size {batch_size:,}** ({batches} batch{plural} per epoch)\n\n"
-                 + timing_table(result, rows, label="Loader (time per epoch)") + "\n")
-    best = []
-    for n, batch_size in value["settings"]:
-        rows = _worker_rows(value, n)
-        label, row = min(((k, r) for k, r in rows.items() if k.startswith("num_workers=") and k != "num_workers=0"),
-                         key=lambda item: item[1]["median"])
-        best.append(f"with {-(-n // batch_size)} batch{'es' if n > batch_size else ''} per epoch, {label} at "
-                    f"{row['median'] / rows['num_workers=0']['median']:.2f}× the time of num_workers=0")
-    return (text + _checked(_claims(checks_workers(value)).values())
-            + f"\nThe best worker setting in this build: {'; '.join(best)}.\n")
 
 
 def _accelerator() -> torch.device | None:
@@ -858,19 +555,6 @@ def pin_memory(n: int = 10_000, batch_size: int = 1000, min_run_time: float = 0.
     return {**facts, "rows": rows}
 
 
-def render_pin_memory(result: Result) -> str:
-    value = result.value
-    if not value["rows"]:
-        if value["accelerator"] is None:
-            said = value["warnings"][0] if value["warnings"] else "(no warning)"
-            return (f"This build ran on `{value['device']}` and found no accelerator, so pinned memory was not "
-                    f"timed: `DataLoader(pin_memory=True)` warns *“{said}”*, and its batch is pinned: "
-                    f"`{value['batch_is_pinned']}`. Rebuild on a CUDA machine to fill this table.\n\n"
-                    + stamp_line(result))
-        return (f"This build's experiments ran on `{value['device']}` although `{value['accelerator']}` is "
-                "available (`PITFALLS_DEVICE`), so pinned memory was not timed; `DataLoader(pin_memory=True)`'s "
-                f"batch is pinned: `{value['batch_is_pinned']}`.\n\n" + stamp_line(result))
-    return timing_table(result, value["rows"], label=f"Loader on {value['accelerator']} (time per epoch)")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -919,43 +603,10 @@ def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), pe
             "per_sample_limit": per_sample_limit, "batch_sampler_limit": batch_sampler_limit}
 
 
-def _bandwidth_rows(value: dict, prefix: str) -> dict[int, dict]:
-    return {r["width"]: r for r in value["rows"] if r["label"].startswith(prefix)}
 
 
-def checks_bandwidth(value: dict) -> list[Check]:
-    dataloader = {w: r for w, r in _bandwidth_rows(value, "DataLoader, shuffle").items() if r["median"]}
-    ours = _bandwidth_rows(value, "TensorLoader")
-    narrow, wide = min(dataloader), max(dataloader)
-    share = {w: dataloader[w]["gbps"] / ours[w]["gbps"] for w in (narrow, wide)}
-    return [
-        Check("dataloader_narrow", f"with rows of {4 * narrow:,} bytes DataLoader reaches less than half of "
-              "TensorLoader's throughput", share[narrow] < 0.5, f"{share[narrow]:.0%}"),
-        Check("dataloader_wide", f"with rows of {4 * wide:,} bytes it gets closer to it",
-              share[wide] > share[narrow], f"{share[wide]:.0%} vs {share[narrow]:.0%}"),
-    ]
 
 
-def render_bandwidth(result: Result) -> str:
-    value = result.value
-    clone = {r["width"]: r["gbps"] for r in value["rows"] if r["label"].startswith("clone")}
-    rows = []
-    for r in value["rows"]:
-        shape = f"{r['rows']:,} × {r['width']:,}"
-        if r["median"] is None:
-            per_sample = r["label"].startswith("DataLoader, shuffle")
-            limit = value["per_sample_limit"] if per_sample else value["batch_sampler_limit"]
-            rows.append([shape, r["label"], "not run", f"more than {limit:,} rows", ""])
-        else:
-            rows.append([shape, r["label"], seconds(r["median"]), f"{r['gbps']:.2f}",
-                         f"{r['gbps'] / clone[r['width']]:.0%}"])
-    claims = _claims(checks_bandwidth(value))
-    ours = _bandwidth_rows(value, "TensorLoader")
-    reached = ", ".join(f"{ours[w]['gbps'] / clone[w]:.0%} with rows of {4 * w:,} bytes" for w in sorted(ours))
-    return (table([f"rows × floats ({value['megabytes']} MiB)", "what", "median", "GB/s", "of clone()"], rows,
-                  align="llrrr")
-            + "\n" + stamp_line(result) + "\n" + _checked(claims.values())
-            + f"\nTensorLoader's shuffled epoch ran at {reached} of the speed of `clone()`.\n")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1019,64 +670,9 @@ def contract(sizes: tuple[int, ...] = (1, 7, 64, 300), batch_sizes: tuple[int, .
             "memory": memory, "sizes": list(sizes), "batch_sizes": list(batch_sizes)}
 
 
-def checks_contract(value: dict) -> list[Check]:
-    memory = value["memory"]
-    return [
-        Check("same", f"over {value['combinations']} combinations of N, batch size, shuffle, drop_last and "
-              f"generator, {value['epochs']} epochs each ({value['batches']:,} batches from each loader), "
-              "TensorLoader yields DataLoader's batches and leaves the global RNG and the generator in "
-              "DataLoader's state after every epoch", not value["failures"], value["failures"] or "no failure"),
-        Check("views", "a sequential batch is a view that shares the input's memory",
-              memory["sequential_is_view"], memory["sequential_is_view"]),
-        Check("copies", "a shuffled batch, like every DataLoader batch, is a copy",
-              memory["shuffled_is_copy"] and memory["dataloader_is_copy"],
-              (memory["shuffled_is_copy"], memory["dataloader_is_copy"])),
-    ]
 
 
-def render_contract(result: Result) -> str:
-    claims = _claims(checks_contract(result.value))
-    memory = result.value["memory"]
-    return (f"- Checked: {claims['same']}.\n- Checked: {claims['views']}; {claims['copies']}.\n"
-            f"- A batch is a `{memory['tensorloader_type']}` from TensorLoader and a `{memory['dataloader_type']}` "
-            "from DataLoader: unpacking (`for x_batch, y_batch in loader`) works the same.\n")
 
 
-def render_takeaways(question: Result, parts: Result, share: Result, scaling: Result, workers_: Result) -> str:
-    ratios = question_ratios(question)
-    n_full = workers_.value["settings"][0][0]
-    full = _worker_rows(workers_.value, n_full)
-    fastest_workers = min(r["median"] for k, r in full.items() if k.startswith("num_workers=") and k != "num_workers=0")
-    shares = breakdown_shares(parts.value)
-    costs = per_sample_costs(scaling.value)
-    tiny, wide = share.value["rows"]
-    return f"""!!! success "Takeaways"
-
-    - On in-memory tensors, `DataLoader(TensorDataset(...))` builds each batch one sample at a time:
-      {parts.value['n']:,} `dataset[i]` calls and a `torch.stack` of {parts.value['n']:,} pieces per full batch.
-      That took {shares['indexing'] + shares['collate']:.0%} of the epoch here, about
-      {seconds(costs['DataLoader']['per_sample'])} per sample; creating the iterator took {shares['iterator']:.2%}
-      and copying the bytes {shares['copy']:.2%}.
-    - The question's full-batch run: DataLoader {ratios['DataLoader']:.1f}× the direct loop's time,
-      a BatchSampler as sampler {ratios['DataLoader + BatchSampler']:.1f}×, TensorLoader
-      {ratios['TensorLoader']:.2f}× — with bitwise-identical losses.
-    - It matters when the model is small: DataLoader was {_share(tiny, 'DataLoader'):.0%} of a step of the
-      question's MLP and {_share(wide, 'DataLoader'):.1%} of a step of a 784→512→512→10 MLP.
-    - Worker processes do not remove the per-sample work, they move it to other processes, and starting
-      them every epoch costs more than it saves: at full batch the fastest worker setting took
-      {fastest_workers / full['num_workers=0']['median']:.1f}× the time of `num_workers=0`, and
-      {fastest_workers / full['TensorLoader']['median']:,.0f}× TensorLoader's. `pin_memory` only matters when
-      batches move to an accelerator.
-    - To keep a seeded run identical, swap in TensorLoader: same batches, same order, same random draws.
-"""
 
 
-if __name__ == "__main__":
-    from snippets.lab import run
-
-    print(render_question_timing(run(question_timing)))
-    result = run(breakdown)
-    print(render_breakdown(result))
-    print(render_verdicts(result))
-    print(render_step_share(run(step_share)))
-    print(render_workers(run(workers)))

@@ -1,0 +1,353 @@
+"""Update-step counts, the checks: named conditions on measured results, each the basis of a claim on the page.
+
+Each returns ``(holds, values)``; the page writes the sentence and injects the values (``snippets.lab.say``).
+"""
+
+from __future__ import annotations
+
+from snippets.lab import check
+from snippets.lab.cache import Result
+
+from .derive import losses_at
+
+# ---- 1. step arithmetic ----------------------------------------------------------------------------------------
+
+
+def _batch_row(result: Result, batch_size: int) -> dict:
+    return next(row for row in result["rows"] if row["batch_size"] == batch_size)
+
+
+@check("for every batch size, with and without drop_last, the formula, steps_per_epoch, len(loader) and the number "
+       "of batches a real DataLoader yielded are one number")
+def counts_agree(result: Result) -> tuple[bool, dict]:
+    disagree = [row["batch_size"] for row in result["rows"] for kind in ("keep", "drop")
+                if not row[kind]["formula"] == row[kind]["recipe"] == row[kind]["len_loader"]
+                == row[kind]["batches_yielded"]]
+    return bool(result["rows"]) and not disagree, {"batch_sizes": len(result["rows"]), "disagree": disagree}
+
+
+@check("at batch 512 an epoch holds one step more than N // 512, and its last batch holds the N − 512·⌊N/512⌋ "
+       "leftover samples")
+def short_last_batch_is_a_step(result: Result) -> tuple[bool, dict]:
+    n, keep, q = result["n_samples"], _batch_row(result, 512)["keep"], result["question"]
+    return (keep["len_loader"] == q["answer_per_epoch"] + 1 and keep["last_batch"] == n - 512 * (n // 512),
+            {"per_epoch": keep["len_loader"], "answer_per_epoch": q["answer_per_epoch"],
+             "last_batch": keep["last_batch"]})
+
+
+@check("the batch-512 run takes epochs × len(loader) optimizer steps, which is not the answer's count")
+def batch_512_steps_exact(result: Result) -> tuple[bool, dict]:
+    q, epochs = result["question"], result["epochs"]
+    per_epoch = _batch_row(result, 512)["keep"]["len_loader"]
+    return (q["steps_512"] == epochs * per_epoch != q["answer_total"],
+            {"epochs": epochs, "steps": q["steps_512"], "answer_total": q["answer_total"]})
+
+
+@check("the full batch takes as many steps in the question's long run as batch 512 in its short one, and "
+       "epochs_for_steps gives back the long run's epochs")
+def full_batch_long_run_matches_steps(result: Result) -> tuple[bool, dict]:
+    q = result["question"]
+    return (q["steps_full_400"] == q["steps_512"] and q["epochs_full_to_match"] == result["full_epochs"],
+            {"epochs": result["epochs"], "full_epochs": result["full_epochs"], "steps_full_short": q["steps_full_20"],
+             "steps_full_long": q["steps_full_400"], "steps_512": q["steps_512"]})
+
+
+@check("the question's batch-512 run prints no line, and its full-batch run prints at least one")
+def batch_512_run_prints_nothing(result: Result) -> tuple[bool, dict]:
+    q = result["question"]
+    return (q["printed_lines_512"] == 0 and q["printed_lines_full"] > 0,
+            {"print_every": result["print_every"], "epochs": result["epochs"],
+             "printed_512": q["printed_lines_512"], "printed_full": q["printed_lines_full"]})
+
+
+# ---- 2. curves -------------------------------------------------------------------------------------------------
+
+
+def _steps_per_epoch(result: Result, batch_size: int) -> int:
+    return next(r["steps_per_epoch"] for r in result["runs"] if r["batch_size"] == batch_size)
+
+
+@check("after the epoch budget, shuffled, the batch with the highest loss is larger than the one with the lowest, "
+       "and its loss is more than 10× higher")
+def epochs_separate_batch_sizes(result: Result) -> tuple[bool, dict]:
+    epochs = result["epochs"]
+    at = losses_at(result, "shuffled", lambda r: epochs * r["steps_per_epoch"])
+    lo, hi = min(at, key=at.get), max(at, key=at.get)
+    return (at[hi] > 10 * at[lo] and lo < hi,
+            {"epochs": epochs, "loss_lo": at[lo], "batch_lo": lo, "steps_lo": epochs * _steps_per_epoch(result, lo),
+             "loss_hi": at[hi], "batch_hi": hi, "steps_hi": epochs * _steps_per_epoch(result, hi),
+             "ratio": at[hi] / at[lo]})
+
+
+@check("after the second-to-last step mark, shuffled, every batch size's loss is within 10% of the others'")
+def shuffled_steps_align(result: Result) -> tuple[bool, dict]:
+    mid = result["equal_steps"][-2]
+    at = losses_at(result, "shuffled", lambda r: mid)
+    spread = max(at.values()) / min(at.values())
+    return (spread < 1.1,
+            {"steps": mid, "batch_min": min(at), "batch_max": max(at), "spread_pct": 100 * (spread - 1),
+             "loss_min": min(at.values()), "loss_max": max(at.values()), "samples_ratio": max(at) // min(at)})
+
+
+@check("at the last step mark, shuffled, the smallest batch has the highest loss")
+def smallest_batch_falls_behind(result: Result) -> tuple[bool, dict]:
+    last = result["equal_steps"][-1]
+    at = losses_at(result, "shuffled", lambda r: last)
+    smallest = min(at)
+    return (at[smallest] == max(at.values()),
+            {"steps": last, "batch": smallest, "loss_smallest": at[smallest], "loss_best": min(at.values())})
+
+
+@check("at the last step mark, unshuffled, the loss falls with every increase of the batch size")
+def unshuffled_loss_falls_with_batch(result: Result) -> tuple[bool, dict]:
+    last = result["equal_steps"][-1]
+    at = losses_at(result, "sequential", lambda r: last)
+    sizes = sorted(at)
+    return (len(sizes) > 1 and all(at[a] > at[b] for a, b in zip(sizes, sizes[1:])),
+            {"steps": last, "losses": [[b, at[b]] for b in sizes]})
+
+
+@check("after one epoch, the smallest batch has a lower full-dataset loss than the largest")
+def full_batch_behind_per_sample(result: Result) -> tuple[bool, dict]:
+    order = "shuffled" if "shuffled" in result["orders"] else "sequential"
+    at = losses_at(result, order, lambda r: r["steps_per_epoch"])
+    lo, hi = min(at), max(at)
+    return (at[lo] < at[hi],
+            {"n_samples": result["n_samples"], "batch_lo": lo, "steps_lo": _steps_per_epoch(result, lo),
+             "loss_lo": at[lo], "steps_hi": _steps_per_epoch(result, hi), "loss_hi": at[hi]})
+
+
+# ---- 3. what the question's code hides -------------------------------------------------------------------------
+
+
+@check("in every epoch, the question's logged loss is above the full-dataset loss at the end of the epoch")
+def logged_above_true(result: Result) -> tuple[bool, dict]:
+    rows = result["rows"]
+    above = sum(r["logged"] > r["true_end"] for r in rows)
+    last = rows[-1]
+    return (bool(rows) and above == len(rows),
+            {"above": above, "epochs": len(rows), "last_epoch": last["epoch"], "logged": last["logged"],
+             "true": last["true_end"], "pct_higher": 100 * (last["logged"] / last["true_end"] - 1)})
+
+
+@check("at fixed weights, the sample-weighted mean of the batch losses is within 1e-5 (relative) of the "
+       "full-dataset loss in every epoch")
+def weighted_mean_is_the_loss(result: Result) -> tuple[bool, dict]:
+    largest = max(abs(r["fixed_weighted"] / r["true_end"] - 1) for r in result["rows"])
+    return largest < 1e-5, {"largest_difference": largest}
+
+
+@check("at fixed weights, the plain mean of the batch losses is more than 0.1% off the full-dataset loss in "
+       "some epoch")
+def plain_mean_is_off(result: Result) -> tuple[bool, dict]:
+    worst = max(result["rows"], key=lambda r: abs(r["fixed_plain"] / r["true_end"] - 1))
+    largest = abs(worst["fixed_plain"] / worst["true_end"] - 1)
+    return largest > 1e-3, {"largest_pct": 100 * largest, "epoch": worst["epoch"]}
+
+
+@check("in every seed, the question's two models start from different weights")
+def starts_differ(result: Result) -> tuple[bool, dict]:
+    diffs = [r["start_max_abs_diff"] for r in result["rows"]]
+    return (bool(diffs) and all(d > 0 for d in diffs),
+            {"seeds": len(diffs), "min_diff": min(diffs), "max_diff": max(diffs)})
+
+
+@check("in every seed, the full batch ends above the small batch (from either start) at equal epochs by more than "
+       "twice the most that swapping the start changes the small-batch run")
+def epoch_gap_exceeds_start_effect(result: Result) -> tuple[bool, dict]:
+    rows = result["rows"]
+    moves = [abs(r["small_from_a"] - r["small_from_b"]) for r in rows]
+    gaps = [r["full_short"] - max(r["small_from_a"], r["small_from_b"]) for r in rows]
+    return (min(gaps) > 2 * max(moves),
+            {"epochs": result["epochs"], "batch_size": result["batch_size"], "min_gap": min(gaps),
+             "max_start_effect": max(moves), "ratio": min(gaps) / max(moves) if max(moves) else float("inf")})
+
+
+@check("at equal steps, for this seed, the full batch ends more than 3× below the small batch from either start")
+def full_batch_ahead_at_equal_steps(result: Result, seed: int) -> tuple[bool, dict]:
+    row = next((r for r in result["rows"] if r["seed"] == seed and r["full_long"] is not None), None)
+    if row is None:
+        return False, {"seed": seed, "full_long": None}
+    return (3 * row["full_long"] < min(row["small_from_a"], row["small_from_b"]),
+            {"seed": seed, "full_epochs": result["full_epochs"], "epochs": result["epochs"],
+             "batch_size": result["batch_size"], "full_long": row["full_long"], "same_start": row["small_from_b"],
+             "ratio": row["small_from_b"] / row["full_long"], "as_asked": row["small_from_a"]})
+
+
+# ---- 4. gradient noise -----------------------------------------------------------------------------------------
+
+
+@check("for every batch size, the measured minibatch-gradient variance is within a factor of 2 of "
+       "tr(Σ)/B · (N−B)/(N−1)")
+def variance_follows_the_law(result: Result) -> tuple[bool, dict]:
+    rows = result["variance"]
+    ratios = [r["measured"] / r["law"] for r in rows]
+    return (bool(rows) and all(0.5 < q < 2 for q in ratios),
+            {"batch_min": rows[0]["batch_size"], "batch_max": rows[-1]["batch_size"], "ratio_min": min(ratios),
+             "ratio_max": max(ratios), "draws": rows[0]["draws"]})
+
+
+@check("at the largest batch, the plain 1/B law is more than 2× the measured variance")
+def plain_law_overestimates(result: Result) -> tuple[bool, dict]:
+    top = result["variance"][-1]
+    return (top["plain"] > 2 * top["measured"],
+            {"batch_size": top["batch_size"], "factor": top["plain"] / top["measured"],
+             "n_samples": result["n_samples"]})
+
+
+@check("the question's contiguous batches scatter more than 10× as much as random batches of the same size")
+def contiguous_batches_scatter(result: Result) -> tuple[bool, dict]:
+    c = result["contiguous"]
+    return c["measured"] > 10 * c["law_random"], {"batch_size": c["batch_size"],
+                                                 "factor": c["measured"] / c["law_random"]}
+
+
+@check("B_simple at the last checkpoint is more than 5× B_simple at the first")
+def noise_scale_grows(result: Result) -> tuple[bool, dict]:
+    first, last = result["points"][0], result["points"][-1]
+    return (last["b_simple"] > 5 * first["b_simple"],
+            {"first": first["b_simple"], "first_step": first["step"], "last": last["b_simple"],
+             "last_step": last["step"], "grad_fall": first["grad_sq"] / last["grad_sq"],
+             "trace_fall": first["trace"] / last["trace"]})
+
+
+# ---- learning-rate scaling -------------------------------------------------------------------------------------
+
+
+def _final_losses(result: Result) -> tuple[dict, dict[tuple[int, str], float]]:
+    base = next(r for r in result["runs"] if r["rule"] == "base")
+    return base, {(r["batch_size"], r["rule"]): r["final_loss"] for r in result["runs"] if r["rule"] != "base"}
+
+
+@check("with the base learning rate, every larger batch ends more than 5× above the base run at equal samples")
+def base_lr_falls_behind(result: Result) -> tuple[bool, dict]:
+    base, by = _final_losses(result)
+    sizes = sorted({b for b, _ in by})
+    return (bool(sizes) and all(by[b, "none"] > 5 * base["final_loss"] for b in sizes),
+            {"epochs": result["epochs"], "base_batch": base["batch_size"],
+             "times_base": [[b, by[b, "none"] / base["final_loss"]] for b in sizes]})
+
+
+@check("for every larger batch, lr × k ends below lr × √k, which ends below the base learning rate")
+def linear_beats_sqrt_beats_none(result: Result) -> tuple[bool, dict]:
+    _, by = _final_losses(result)
+    sizes = sorted({b for b, _ in by})
+    return (bool(sizes) and all(by[b, "linear"] < by[b, "sqrt"] < by[b, "none"] for b in sizes),
+            {"losses": [[b, by[b, "none"], by[b, "sqrt"], by[b, "linear"]] for b in sizes]})
+
+
+# ---- 5. pitfalls that follow from step counts ------------------------------------------------------------------
+
+
+@check("a OneCycleLR sized for the planned batch raises at the first step past its total, in a run with a "
+       "smaller batch")
+def undersized_schedule_raises(result: Result) -> tuple[bool, dict]:
+    small, error = result["smaller"], result["smaller"]["error"] or {}
+    return (bool(error) and error["step"] == result["planned_total"] + 1,
+            {"planned_total": result["planned_total"], "planned_batch": result["planned_batch"],
+             "error": error.get("type"), "step": error.get("step"), "epoch": error.get("epoch"),
+             "batch": error.get("batch"), "batch_size": small["batch_size"], "needed": small["loader_steps"]})
+
+
+@check("a OneCycleLR sized for the planned batch, run with a larger one, ends above half of max_lr")
+def oversized_schedule_ends_warm(result: Result) -> tuple[bool, dict]:
+    large = result["larger"]
+    end = large["lrs"][-1] / result["max_lr"]
+    return (end > 0.5,
+            {"planned_batch": result["planned_batch"], "batch_size": large["batch_size"],
+             "steps_run": large["steps_run"], "total_steps": large["total_steps"], "end_fraction": end})
+
+
+@check("the OneCycleLR sized with total_steps(...) ends below 1% of max_lr")
+def resized_schedule_anneals(result: Result) -> tuple[bool, dict]:
+    fixed = result["larger_resized"]
+    return fixed["lrs"][-1] < 0.01 * result["max_lr"], {"end_lr": fixed["lrs"][-1],
+                                                        "total_steps": fixed["total_steps"]}
+
+
+def _first_uneven(result: Result) -> dict | None:
+    return next((r for r in result["rows"] if r["micro_batches"] % r["k"]), None)
+
+
+@check("for every k, the optimizer steps counted in every epoch of the real loop equal "
+       "steps_per_epoch(N, B, accumulation_steps=k)")
+def accumulation_counts_match_recipe(result: Result) -> tuple[bool, dict]:
+    rows = result["rows"]
+    return (bool(rows) and all(r["with"]["steps_per_epoch"] == [r["recipe"]] * result["epochs"] for r in rows),
+            {"counted": [[r["k"], r["with"]["steps_per_epoch"]] for r in rows]})
+
+
+@check("for the first k that does not divide the micro-batches, the epoch's last step has less than 0.9× the mean "
+       "gradient of its samples")
+def last_group_scaled_down(result: Result) -> tuple[bool, dict]:
+    row = _first_uneven(result)
+    if row is None:
+        return False, {"k": None, "scale": None}
+    scale = row["with"]["partial_group_scale"]
+    return (scale is not None and scale < 0.9,
+            {"k": row["k"], "micro_batches": row["micro_batches"], "leftover": row["micro_batches"] % row["k"],
+             "scale": scale})
+
+
+@check("for the first k that does not divide the micro-batches, without the end-of-epoch step one step sums more "
+       "than k micro-batches")
+def leftovers_carry_over(result: Result) -> tuple[bool, dict]:
+    row = _first_uneven(result)
+    if row is None:
+        return False, {"k": None, "largest_group": None}
+    without = row["without"]
+    return (without["largest_group"] > row["k"],
+            {"k": row["k"], "steps_per_epoch": without["steps_per_epoch"], "largest_group": without["largest_group"]})
+
+
+# ---- DistributedSampler ----------------------------------------------------------------------------------------
+
+
+def _sampler_row(result: Result, n_samples: int, sampler_drop_last: bool) -> dict | None:
+    return next((r for r in result["rows"]
+                 if r["n_samples"] == n_samples and r["sampler_drop_last"] == sampler_drop_last), None)
+
+
+@check("every rank's step count equals steps_per_epoch(N, B, world_size, sampler_drop_last) and its len(loader)")
+def rank_steps_match_recipe(result: Result) -> tuple[bool, dict]:
+    world, rows = result["world_size"], result["rows"]
+    return (bool(rows) and all(r["per_rank_steps"] == [r["recipe_steps"]] * world == r["per_rank_len_loader"]
+                               for r in rows),
+            {"batch_size": result["batch_size"], "world_size": world,
+             "per_rank_steps": [r["per_rank_steps"] for r in rows]})
+
+
+@check("with N divisible by the world size, each rank takes fewer steps than one process, and no index is "
+       "repeated or dropped")
+def ranks_take_fewer_steps(result: Result, n_samples: int) -> tuple[bool, dict]:
+    row = _sampler_row(result, n_samples, False)
+    if row is None:
+        return False, {"n_samples": n_samples, "steps": None}
+    return (row["per_rank_steps"][0] < row["single_process_steps"] and not row["repeated"] and not row["dropped"],
+            {"n_samples": n_samples, "world_size": result["world_size"], "backend": row["backend"],
+             "steps": row["per_rank_steps"][0], "samples": row["per_rank_samples"][0],
+             "single_process_steps": row["single_process_steps"]})
+
+
+@check("with N not divisible by the world size, the default sampler makes all ranks together see more than N "
+       "samples, one repeated index per extra sample")
+def padding_repeats_indices(result: Result, n_samples: int) -> tuple[bool, dict]:
+    row = _sampler_row(result, n_samples, False)
+    if row is None:
+        return False, {"n_samples": n_samples, "repeated": None}
+    total = row["all_reduce_samples"]
+    return (total > n_samples and len(row["repeated"]) == total - n_samples,
+            {"n_samples": n_samples, "per_rank": row["per_rank_samples"][0], "repeated": row["repeated"],
+             "all_reduce_samples": total})
+
+
+@check("with N not divisible by the world size and the sampler's drop_last=True, all ranks together see fewer "
+       "than N samples, one never-seen index per missing sample")
+def drop_last_skips_indices(result: Result, n_samples: int) -> tuple[bool, dict]:
+    row = _sampler_row(result, n_samples, True)
+    if row is None:
+        return False, {"n_samples": n_samples, "dropped": None}
+    total = row["all_reduce_samples"]
+    return (total < n_samples and len(row["dropped"]) == n_samples - total,
+            {"n_samples": n_samples, "per_rank": row["per_rank_samples"][0], "dropped": row["dropped"],
+             "all_reduce_samples": total})

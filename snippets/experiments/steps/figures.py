@@ -1,0 +1,255 @@
+"""Update-step counts, the figures and tables: pure functions of a result."""
+
+from __future__ import annotations
+
+import math
+
+from snippets.lab import render
+from snippets.lab.cache import Result
+
+from .derive import at_step, runs
+
+ORDER_TITLE = {"sequential": "shuffle=False, as asked", "shuffled": "shuffled each epoch"}
+RULE_LABEL = {"base": "base", "none": "same lr", "sqrt": "lr × √k", "linear": "lr × k"}
+
+
+def _loss(value: float) -> str:
+    return f"{value:.4f}" if value >= 1e-3 else f"{value:.2e}"
+
+
+def arithmetic(result: Result) -> str:
+    n, epochs = result["n_samples"], result["epochs"]
+    body = []
+    for row in result["rows"]:
+        keep, drop = row["keep"], row["drop"]
+        body.append([f"{row['batch_size']:,}", f"⌈{n:,}/{row['batch_size']:,}⌉ = {keep['formula']}",
+                     keep["len_loader"], f"{keep['last_batch']:,}", f"{keep['total_steps']:,}",
+                     f"⌊{n:,}/{row['batch_size']:,}⌋ = {drop['formula']}", drop["len_loader"],
+                     f"{n - drop['samples_seen']:,}"])
+    headers = ["batch", "steps/epoch (formula)", "`len(loader)`", "last batch", f"steps in {epochs} epochs",
+               "`drop_last=True` (formula)", "`len(loader)`", "samples dropped/epoch"]
+    return render.table(headers, body, align="rrrrrrrr")
+
+
+def curves(result: Result, order: str) -> str:
+    n = result["n_samples"]
+    fig, axes = render.new_figure("tall", nrows=2, ncols=2, sharey=True)
+    panels = [("epochs", lambda r: r["samples"] / n), ("optimizer steps", lambda r: r["step"]),
+              ("samples seen", lambda r: r["samples"]), ("training time (s)", lambda r: r["seconds"])]
+    for ax, (label, fx) in zip(axes.flat, panels):
+        for i, run in enumerate(runs(result, order)):
+            recs = [r for r in run["records"] if r["step"] > 0]
+            ax.plot([fx(r) for r in recs], [r["loss"] for r in recs], color=render.COLORS[i],
+                    label=f"batch {run['batch_size']:,}")
+        ax.set(xscale="log", yscale="log", xlabel=label)
+    axes[0, 0].set_ylabel("full-dataset MSE")
+    axes[1, 0].set_ylabel("full-dataset MSE")
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle(f"Same start, Adam lr {result['lr']:g}, {ORDER_TITLE[order]}", fontsize=10)
+    return render.svg(fig, result, alt=f"Full-dataset loss against epochs, steps, samples and time ({order})") \
+        + render.stamp_line(result)
+
+
+def equal_steps(result: Result) -> str:
+    n, epochs = result["n_samples"], result["epochs"]
+    marks = result["equal_steps"]
+    last = marks[-1]
+    headers = ["order", "batch", *[f"loss @ {s} steps" for s in marks], f"samples for {last} steps",
+               f"time for {last} steps", f"loss @ {epochs} epochs", f"steps in {epochs} epochs"]
+    body = []
+    for run in result["runs"]:
+        cells = [ORDER_TITLE[run["order"]].split(",")[0], f"{run['batch_size']:,}"]
+        for s in marks:
+            rec = at_step(run, s)
+            cells.append(_loss(rec["loss"]) if rec else "—")
+        rec = at_step(run, last)
+        cells += [f"{rec['samples']:,} ({rec['samples'] / n:.3g} ep.)" if rec else "—",
+                  render.seconds(rec["seconds"]) if rec else "—"]
+        end = at_step(run, epochs * run["steps_per_epoch"])
+        cells += [_loss(end["loss"]) if end else "—", f"{epochs * run['steps_per_epoch']:,}"]
+        body.append(cells)
+    return render.table(headers, body, align="lr" + "r" * (len(headers) - 2)) + "\n" + render.stamp_line(result)
+
+
+def fit(result: Result) -> str:
+    by_key = {(r["order"], r["batch_size"]): r for r in result["runs"]}
+    n, epochs = result["n_samples"], result["epochs"]
+    xs = result["fit_x"]
+    truth = [math.sin(v) for v in xs]
+    lines = []
+    for order, batch, step, style in (("sequential", 512, None, "-"), ("sequential", n, epochs, "--"),
+                                      ("sequential", n, result["min_steps"], "-"),
+                                      ("shuffled", 512, None, ":")):
+        run = by_key.get((order, batch))
+        if run is None:
+            continue
+        step = step or epochs * run["steps_per_epoch"]
+        preds = run["predictions"].get(str(step))
+        if preds is None:
+            continue
+        label = f"batch {batch:,}, {step // run['steps_per_epoch']} epochs ({step} steps)"
+        if order == "shuffled":
+            label += ", shuffled"
+        lines.append((label, preds, style))
+    fig, (left, right) = render.new_figure("tall", ncols=2)
+    left.plot(xs, truth, color="#7f7f7f", linewidth=3, alpha=0.5, label="sin(x)")
+    for i, (label, preds, style) in enumerate(lines):
+        left.plot(xs, preds, color=render.COLORS[i], linestyle=style, label=label)
+        right.plot(xs, [p - t for p, t in zip(preds, truth)], color=render.COLORS[i], linestyle=style)
+    left.set(xlabel="x", ylabel="prediction", title="Fits, same start")
+    right.set(xlabel="x", ylabel="prediction − sin(x)", title="Errors")
+    right.axhline(0, color="#7f7f7f", linewidth=0.8)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=8)
+    return render.svg(fig, result, alt="The question's sin(x) fits from the same start, and their errors")
+
+
+def logged(result: Result) -> str:
+    rows = result["rows"]
+    epochs = [r["epoch"] for r in rows]
+    fig, (left, right) = render.new_figure("pair", ncols=2)
+    left.plot(epochs, [r["logged"] for r in rows], marker="o", markersize=3, label="logged (question's formula)")
+    left.plot(epochs, [r["logged_weighted"] for r in rows], marker="^", markersize=3, linestyle="--",
+              label="logged, weighted by batch size")
+    left.plot(epochs, [r["true_end"] for r in rows], marker="s", markersize=3, label="true loss at epoch end")
+    left.set(yscale="log", xlabel="epoch", ylabel="MSE", title=f"Batch {result['batch_size']}: logged vs true")
+    left.legend(fontsize=8)
+    right.plot(epochs, [100 * (r["fixed_plain"] / r["fixed_weighted"] - 1) for r in rows], marker="o",
+               markersize=3, color=render.COLORS[2], label="plain mean of batch losses")
+    right.plot(epochs, [100 * (r["fixed_weighted"] / r["true_end"] - 1) for r in rows], marker="s",
+               markersize=3, color=render.COLORS[3], label="sample-weighted mean")
+    right.axhline(0, color="#7f7f7f", linewidth=0.8)
+    right.set(xlabel="epoch", ylabel="% off the true loss", title="Same weights, two averages")
+    right.legend(fontsize=8)
+    return render.svg(fig, result, alt="The question's logged loss against the true full-dataset loss")
+
+
+def init(result: Result) -> str:
+    e, fe, b = result["epochs"], result["full_epochs"], result["batch_size"]
+    headers = ["seed", "max |Δw| of the starts", f"batch {b}, {e} ep., 1st start (as asked)",
+               f"batch {b}, {e} ep., 2nd start", f"full, {e} ep., 2nd start", f"full, {fe} ep., 2nd start"]
+    body = [[r["seed"], f"{r['start_max_abs_diff']:.3g}", f"{r['small_from_a']:.4f}", f"{r['small_from_b']:.4f}",
+             f"{r['full_short']:.4f}", f"{r['full_long']:.4f}" if r["full_long"] is not None else "—"]
+            for r in result["rows"]]
+    return render.table(headers, body, align="rrrrrr")
+
+
+def noise(result: Result) -> str:
+    rows = result["variance"]
+    n = result["n_samples"]
+    fig, ax = render.new_figure("wide")
+    bs = [r["batch_size"] for r in rows]
+    grid = sorted({*bs, *[round(b * f) for b in bs for f in (1.25, 1.6, 2.0, 2.5, 3.2)], n - 1})
+    grid = [b for b in grid if b < n]
+    trace = rows[0]["plain"] * rows[0]["batch_size"]
+    ax.plot(grid, [trace / b for b in grid], color="#7f7f7f", linestyle="--", label="tr(Σ)/B")
+    ax.plot(grid, [trace / b * (n - b) / (n - 1) for b in grid], color=render.COLORS[0],
+            label="tr(Σ)/B · (N−B)/(N−1)")
+    ax.plot(bs, [r["measured"] for r in rows], "o", color=render.COLORS[1], label="measured, random batches")
+    c = result["contiguous"]
+    ax.plot([c["batch_size"]], [c["measured"]], "s", color=render.COLORS[2], markersize=7,
+            label="measured, the question's contiguous batches")
+    ax.set(xscale="log", yscale="log", xlabel="batch size B", ylabel="E |g_B − G|²",
+           title=f"Minibatch gradient variance after {result['variance_at']} steps")
+    ax.legend(fontsize=8)
+    return render.svg(fig, result, alt="Minibatch gradient variance against batch size, with the 1/B law")
+
+
+def noise_table(result: Result) -> str:
+    rows = [[f"{r['batch_size']:,}", f"{r['measured']:.3g}", f"{r['law']:.3g}", f"{r['measured'] / r['law']:.2f}",
+             f"{r['plain']:.3g}", r["draws"]] for r in result["variance"]]
+    return render.table(["B", "measured E|g_B − G|²", "law with (N−B)/(N−1)", "measured / law", "plain tr(Σ)/B",
+                         "draws"], rows, align="rrrrrr")
+
+
+def noise_scale(result: Result) -> str:
+    per_epoch = result["steps_per_epoch"]
+    rows = [[r["step"], f"{r['step'] / per_epoch:.3g}", f"{r['loss']:.4f}", f"{r['grad_sq']:.3g}",
+             f"{r['trace']:.3g}", f"{r['b_simple']:,.0f}"] for r in result["points"]]
+    return render.table(["step", "epoch", "full-dataset loss", "|G|²", "tr(Σ)", "B_simple = tr(Σ)/|G|²"], rows,
+                        align="rrrrrr")
+
+
+def lr_scaling(result: Result) -> str:
+    n = result["n_samples"]
+    sizes = sorted({r["batch_size"] for r in result["runs"] if r["rule"] != "base"})
+    base = next(r for r in result["runs"] if r["rule"] == "base")
+    fig, axes = render.new_figure("pair", ncols=len(sizes), sharey=True)
+    axes = [axes] if len(sizes) == 1 else list(axes)
+    for ax, b in zip(axes, sizes):
+        recs = [r for r in base["records"] if r["step"] > 0]
+        ax.plot([r["samples"] / n for r in recs], [r["loss"] for r in recs], color="#000000", linewidth=2.4,
+                alpha=0.6, label=f"base: batch {base['batch_size']}, lr {base['lr']:.2g}")
+        for i, run in enumerate(r for r in result["runs"] if r["batch_size"] == b):
+            recs = [r for r in run["records"] if r["step"] > 0]
+            ax.plot([r["samples"] / n for r in recs], [r["loss"] for r in recs], color=render.COLORS[i],
+                    marker="o", markersize=2.5, label=f"{RULE_LABEL[run['rule']]} = {run['lr']:.2g}")
+        ax.set(yscale="log", xlabel="epochs (samples / N)", title=f"batch {b:,} (k = {b // base['batch_size']})")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("full-dataset MSE")
+    return render.svg(fig, result, alt="Loss against samples for larger batches with scaled learning rates")
+
+
+def lr_scaling_table(result: Result) -> str:
+    base = next(r for r in result["runs"] if r["rule"] == "base")
+    rows = [[f"{r['batch_size']:,}", RULE_LABEL[r["rule"]], f"{r['lr']:.3g}", f"{r['steps']:,}",
+             f"{r['final_loss']:.4g}", f"{r['final_loss'] / base['final_loss']:.2f}"] for r in result["runs"]]
+    return render.table(["batch", "rule", "learning rate", "steps", f"loss after {result['epochs']} epochs",
+                         "× base"], rows, align="rlrrrr")
+
+
+def scheduler(result: Result) -> str:
+    fig, (left, right) = render.new_figure("pair", ncols=2)
+    small = result["smaller"]
+    left.plot(range(1, len(small["lrs"]) + 1), small["lrs"], color=render.COLORS[1])
+    max_lr = result["max_lr"]
+    if small["error"]:
+        left.axvline(small["error"]["step"], color=render.COLORS[1], linestyle=":")
+        left.annotate(f"ValueError at step {small['error']['step']}", (small["error"]["step"], max_lr * 1.15),
+                      xytext=(6, 0), textcoords="offset points", fontsize=8, color="#A64B00")
+    left.axvline(small["loader_steps"], color="#7f7f7f", linestyle="--")
+    left.annotate("end of the run", (small["loader_steps"], max_lr * 0.6), xytext=(-6, 0),
+                  textcoords="offset points", ha="right", fontsize=8, color="#555555")
+    left.set(xlabel="optimizer step", ylabel="learning rate", xlim=(0, small["loader_steps"] * 1.03),
+             ylim=(0, max_lr * 1.45), title=f"Batch {small['batch_size']}: needs {small['loader_steps']:,} steps")
+    for i, key in enumerate(("larger", "larger_resized")):
+        run = result[key]
+        steps = len(run["lrs"])
+        label = (f"sized for batch {result['planned_batch']} ({run['total_steps']} steps)" if key == "larger"
+                 else f"sized with total_steps(...) = {run['total_steps']}")
+        right.plot([100 * (s + 1) / steps for s in range(steps)], run["lrs"], color=render.COLORS[i * 2],
+                   label=label)
+    right.set(xlabel="% of the run", ylabel="learning rate", ylim=(0, max_lr * 1.45),
+              title=f"Batch {result['larger']['batch_size']}: {len(result['larger']['lrs'])} steps")
+    right.legend(fontsize=8, loc="upper left")
+    return render.svg(fig, result, alt="OneCycleLR sized for the wrong batch size: a crash, or a schedule cut short")
+
+
+def accumulation(result: Result) -> str:
+    b = result["batch_size"]
+    rows = []
+    for r in result["rows"]:
+        w, wo = r["with"], r["without"]
+        last = w["groups"][len(w["groups"]) // result["epochs"] - 1]
+        scale = w["partial_group_scale"]
+        rows.append([r["k"], f"{b * r['k']:,}", r["micro_batches"], r["recipe"], w["steps_per_epoch"][0],
+                     f"{last['micro_batches']} ({last['samples']:,} samples)",
+                     f"{scale:.2f}" if scale is not None else "— (full group)",
+                     " + ".join(map(str, wo["steps_per_epoch"])), wo["largest_group"]])
+    headers = ["k", "effective batch", "micro-batches/epoch", "`steps_per_epoch(..., accumulation_steps=k)`",
+               "steps counted/epoch", "last group", "last step's gradient scale",
+               "without end-of-epoch step: steps per epoch", "its largest group (micro-batches)"]
+    return render.table(headers, rows, align="rrrrrrrrr")
+
+
+def distributed(result: Result) -> str:
+    rows = []
+    for r in result["rows"]:
+        repeated = ", ".join(map(str, r["repeated"][:4])) + ("…" if len(r["repeated"]) > 4 else "")
+        dropped = ", ".join(f"{i:,}" for i in r["dropped"][:4]) + ("…" if len(r["dropped"]) > 4 else "")
+        rows.append([f"{r['n_samples']:,}", str(r["sampler_drop_last"]),
+                     " / ".join(f"{s:,}" for s in r["per_rank_samples"]), f"{r['all_reduce_samples']:,}",
+                     repeated or "none", dropped or "none", " / ".join(map(str, r["per_rank_steps"])),
+                     r["recipe_steps"], r["single_process_steps"]])
+    headers = ["N", "sampler `drop_last`", "samples per rank", "sum (all_reduce)", "repeated indices",
+               "never seen", "steps per rank", "recipe", "steps, one process"]
+    return render.table(headers, rows, align="rlrrllrrr")

@@ -1,0 +1,206 @@
+"""MkDocs hook: a notebook page carries only the part of JupyterLab's stylesheet that can style it.
+
+mkdocs-jupyter writes JupyterLab's whole stylesheet into every notebook page, in ``<style>`` elements: about
+570 KB for every widget, icon and theme of JupyterLab, of which a page of code cells and outputs uses a few
+per cent. A phone downloads it, parses it and matches each element of the page against every rule before it
+can respond. Of those ``<style>`` elements this hook keeps:
+
+* a rule's selectors that can match in this page: every class a selector names occurs in the page (in an
+  element's ``class``, in an inline script, or is one of Material's ``md-*`` classes, which Material's
+  JavaScript adds), and it puts no ``:root``, ``html`` or ``body`` inside another element;
+* the custom properties (``--name``) that something reads with ``var(--name)``: a kept rule, a kept property,
+  the page itself or one of the site's own stylesheets (the theme's and ``extra_css``);
+* ``@keyframes`` that a kept rule names, and ``@media`` / ``@supports`` blocks with what they keep.
+
+A dropped rule matches no element of the page and a dropped property is read by nothing, so the page looks
+the same; the browser tests check it in both palettes. Pages without a notebook are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+_STYLE = re.compile(r'(<style type="text/css">)(.*?)(</style>)', re.S)
+_VAR = re.compile(r"var\(\s*(--[A-Za-z0-9_-]+)")
+_NEVER_INSIDE = {"html", "body"}
+_site_references: set[str] = set()
+
+
+class _Classes(HTMLParser):
+    """Every class an element of the page carries, and every word of its inline scripts."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.names: set[str] = set()
+        self._script = False
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name == "class" and value:
+                self.names.update(value.split())
+        self._script = tag == "script"
+
+    def handle_endtag(self, tag):
+        self._script = False
+
+    def handle_data(self, data):
+        if self._script:
+            self.names.update(re.findall(r"[A-Za-z_][\w-]*", data))
+
+
+def on_config(config):
+    """Remember which custom properties the site's own stylesheets read: those are never dropped."""
+    _site_references.clear()
+    folders = [Path(folder) for folder in config.theme.dirs]
+    sheets = [sheet for folder in folders for sheet in folder.rglob("*.css")]
+    sheets += [Path(config.docs_dir) / str(sheet) for sheet in config.extra_css]
+    for sheet in sheets:
+        if sheet.is_file():
+            _site_references.update(_VAR.findall(sheet.read_text(encoding="utf-8", errors="replace")))
+    return config
+
+
+def on_page_content(html, page, **kwargs):
+    if 'class="jupyter-wrapper"' not in html:
+        return html
+    return prune_notebook_styles(html, references=_site_references)
+
+
+def prune_notebook_styles(html: str, *, references: set[str] = frozenset()) -> str:
+    """``html`` with each ``<style type="text/css">`` element cut down to what can style this page."""
+    classes = _Classes()
+    classes.feed(_STYLE.sub("", html))
+    classes.close()
+    present = classes.names
+    sheets = [match.group(2) for match in _STYLE.finditer(html)]
+    kept_rules = [_keep_rules(_parse(sheet), present) for sheet in sheets]
+    used = set(references) | set(_VAR.findall(_STYLE.sub("", html)))
+    declarations = [decl for rules in kept_rules for decl in _declarations(rules)]
+    for decl in declarations:
+        if not decl.name.startswith("--"):
+            used.update(_VAR.findall(_serialize(decl.value)))
+    grew = True
+    while grew:  # properties that read other properties
+        before = len(used)
+        for decl in declarations:
+            if decl.name in used:
+                used.update(_VAR.findall(_serialize(decl.value)))
+        grew = len(used) > before
+    pruned = iter(_write(rules, used) for rules in kept_rules)
+    return _STYLE.sub(lambda match: match.group(1) + next(pruned) + match.group(3), html)
+
+
+def _tinycss2():
+    try:
+        import tinycss2
+    except ImportError as error:  # mkdocs-jupyter's nbconvert needs bleach[css], which brings tinycss2
+        raise ImportError("snippets/lab/notebook_css.py needs tinycss2 (installed with mkdocs-jupyter)") from error
+    return tinycss2
+
+
+def _parse(css: str) -> list:
+    return _tinycss2().parse_stylesheet(css, skip_comments=True, skip_whitespace=True)
+
+
+def _serialize(tokens) -> str:
+    return _tinycss2().serialize(tokens).strip()
+
+
+def _selectors(prelude: list) -> list[list]:
+    """A rule's selector list, split at its top-level commas."""
+    selectors, current = [], []
+    for token in prelude:
+        if token.type == "literal" and token.value == ",":
+            selectors.append(current)
+            current = []
+        else:
+            current.append(token)
+    selectors.append(current)
+    return selectors
+
+
+def _can_match(selector: list, present: set[str]) -> bool:
+    compound = 0  # how many combinators came before this token
+    previous = None
+    for token in selector:
+        if token.type == "whitespace" or (token.type == "literal" and token.value in (">", "+", "~")):
+            if previous is not None and previous.type != "whitespace":
+                compound += 1
+        elif token.type == "ident" and previous is not None and previous.type == "literal" \
+                and previous.value == ".":
+            if token.value not in present and not token.value.startswith("md-"):
+                return False
+        elif token.type == "ident" and compound > 0:
+            after_colon = previous is not None and previous.type == "literal" and previous.value == ":"
+            if (after_colon and token.lower_value == "root") or \
+                    (not after_colon and token.lower_value in _NEVER_INSIDE
+                     and not (previous is not None and previous.type == "literal" and previous.value in ".#")):
+                return False  # :root, <html> and <body> are inside no other element
+        previous = token
+    return True
+
+
+class _Rule:
+    def __init__(self, selectors: list[str], declarations: list):
+        self.selectors = selectors
+        self.declarations = declarations
+
+
+class _Block:
+    def __init__(self, keyword: str, prelude: str, rules: list):
+        self.keyword, self.prelude, self.rules = keyword, prelude, rules
+
+
+def _keep_rules(rules: list, present: set[str]) -> list:
+    tinycss2 = _tinycss2()
+    kept = []
+    for rule in rules:
+        if rule.type == "qualified-rule":
+            selectors = [s for s in _selectors(rule.prelude) if _can_match(s, present)]
+            if selectors:
+                declarations = [d for d in tinycss2.parse_declaration_list(rule.content, skip_comments=True,
+                                                                           skip_whitespace=True)
+                                if d.type == "declaration"]
+                kept.append(_Rule([_serialize(s) for s in selectors], declarations))
+        elif rule.type == "at-rule" and rule.lower_at_keyword in ("media", "supports") and rule.content is not None:
+            inner = _keep_rules(tinycss2.parse_rule_list(rule.content, skip_comments=True, skip_whitespace=True),
+                                present)
+            if inner:
+                kept.append(_Block(rule.lower_at_keyword, _serialize(rule.prelude), inner))
+        elif rule.type == "at-rule" and rule.lower_at_keyword == "charset":
+            continue  # meaningless inside a <style> element
+        elif rule.type == "at-rule":
+            kept.append(rule)
+    return kept
+
+
+def _declarations(rules: list):
+    for rule in rules:
+        if isinstance(rule, _Rule):
+            yield from rule.declarations
+        elif isinstance(rule, _Block):
+            yield from _declarations(rule.rules)
+
+
+def _write(rules: list, used: set[str], names: set[str] | None = None) -> str:
+    if names is None:  # the words the kept declarations use: a @keyframes nobody names goes
+        names = {word for decl in _declarations(rules) if not decl.name.startswith("--") or decl.name in used
+                 for word in re.findall(r"[\w-]+", _serialize(decl.value))}
+    out = []
+    for rule in rules:
+        if isinstance(rule, _Rule):
+            body = ";".join(f"{d.name}:{_serialize(d.value)}{' !important' if d.important else ''}"
+                            for d in rule.declarations if not d.name.startswith("--") or d.name in used)
+            if body:
+                out.append(",".join(rule.selectors) + "{" + body + "}")
+        elif isinstance(rule, _Block):
+            inner = _write(rule.rules, used, names)
+            if inner:
+                out.append(f"@{rule.keyword} {rule.prelude}{{{inner}}}")
+        elif rule.lower_at_keyword == "keyframes" and _serialize(rule.prelude) not in names:
+            continue
+        else:
+            out.append(_serialize([rule]))
+    return "".join(out)

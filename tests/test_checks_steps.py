@@ -1,0 +1,172 @@
+"""Each check behind a claim on the update-steps page holds on the real measurement and fails on a contradiction.
+
+No check on this page reads a time: every supporting value is a real measurement at a small size.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from checks_support import Contradiction, Measured, assert_check_can_fail
+from snippets.experiments.steps import checks, measure  # noqa: F401  (registers the checks)
+
+ARITHMETIC = Measured(measure.step_arithmetic, (("batch_sizes", (64, 512, 10_000)),))
+CURVES = Measured(measure.curves, (("n_samples", 600), ("batch_sizes", (16, 120, 600)), ("epochs", 10),
+                                   ("min_steps", 12), ("equal_steps", (3, 6, 12)), ("fit_points", 21)))
+LOGGED = Measured(measure.logged_vs_true, (("n_samples", 1000), ("batch_size", 96), ("epochs", 3)))
+INIT = Measured(measure.init_effect, (("n_samples", 2000), ("batch_size", 100), ("epochs", 20), ("full_epochs", 400),
+                                      ("seeds", (42, 1)), ("long_seeds", (42,))))
+NOISE = Measured(measure.gradient_noise, (("n_samples", 2000), ("batch_sizes", (8, 64, 512, 1800)), ("draws", 24),
+                                          ("train_batch", 100), ("checkpoints", (0, 200)), ("variance_at", 30)))
+LR = Measured(measure.lr_scaling, (("n_samples", 2000), ("base_batch", 16), ("batch_sizes", (256,)), ("epochs", 5)))
+SCHEDULER = Measured(measure.scheduler_sizing, (("n_samples", 1000), ("epochs", 4), ("planned_batch", 100),
+                                                ("smaller_batch", 30), ("larger_batch", 400)))
+ACCUMULATION = Measured(measure.accumulation, (("n_samples", 1000), ("batch_size", 96),
+                                               ("accumulation_steps", (1, 3, 4)), ("epochs", 2)))
+DISTRIBUTED = Measured(measure.distributed_sampler, (("world_size", 2), ("n_values", (100, 101)),
+                                                     ("batch_size", 16), ("timeout_s", 120)))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small tensors: one intra-op thread is faster, and steadier on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _set(path: list, value):
+    def edit(result: dict) -> None:
+        target = result
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return edit
+
+
+def _row_512(result: dict) -> dict:
+    return next(row for row in result["rows"] if row["batch_size"] == 512)
+
+
+def _record(run: dict, step: int) -> dict:
+    return next(rec for rec in run["records"] if rec["step"] == step)
+
+
+def _runs(result: dict, order: str) -> list[dict]:
+    # Shared full-batch runs are copies: editing one must not edit the other order's.
+    return sorted((r for r in result["runs"] if r["order"] == order), key=lambda r: r["batch_size"])
+
+
+def _epochs_close_together(result: dict) -> None:
+    for i, run in enumerate(_runs(result, "shuffled")):
+        _record(run, result["epochs"] * run["steps_per_epoch"])["loss"] = 0.5 if i == 0 else 1.0
+
+
+def _one_batch_off_at_mid(result: dict) -> None:
+    run = _runs(result, "shuffled")[0]
+    _record(run, result["equal_steps"][-2])["loss"] *= 1.5
+
+
+def _smallest_batch_ahead(result: dict) -> None:
+    last = result["equal_steps"][-1]
+    runs = _runs(result, "shuffled")
+    _record(runs[0], last)["loss"] = min(_record(r, last)["loss"] for r in runs) / 2
+
+
+def _largest_unshuffled_behind(result: dict) -> None:
+    last = result["equal_steps"][-1]
+    runs = _runs(result, "sequential")
+    _record(runs[-1], last)["loss"] = 10 * _record(runs[0], last)["loss"]
+
+
+def _smallest_behind_after_one_epoch(result: dict) -> None:
+    run = _runs(result, "shuffled")[0]
+    _record(run, run["steps_per_epoch"])["loss"] = 1e3
+
+
+def _plain_mean_exact(result: dict) -> None:
+    for row in result["rows"]:
+        row["fixed_plain"] = row["true_end"]
+
+
+def _start_dominates(result: dict) -> None:
+    result["rows"][0]["small_from_a"] = result["rows"][0]["small_from_b"] + 1.0
+
+
+def _full_batch_no_better(result: dict) -> None:
+    row = next(r for r in result["rows"] if r["seed"] == 42)
+    row["full_long"] = row["small_from_b"]
+
+
+def _variance_off_the_law(result: dict) -> None:
+    result["variance"][0]["measured"] = 3 * result["variance"][0]["law"]
+
+
+def _run(result: dict, rule: str) -> dict:
+    return next(r for r in result["runs"] if r["rule"] == rule)
+
+
+def _uneven(result: dict) -> dict:
+    return next(r for r in result["rows"] if r["micro_batches"] % r["k"])
+
+
+def _sampler_row(result: dict, n_samples: int, drop_last: bool) -> dict:
+    return next(r for r in result["rows"] if r["n_samples"] == n_samples and r["sampler_drop_last"] == drop_last)
+
+
+CONTRADICTING = {
+    "steps.counts_agree": Contradiction(ARITHMETIC, lambda r: r["rows"][0]["keep"].update(len_loader=0)),
+    "steps.short_last_batch_is_a_step": Contradiction(ARITHMETIC, lambda r: _row_512(r)["keep"].update(len_loader=19)),
+    "steps.batch_512_steps_exact": Contradiction(ARITHMETIC, lambda r: r["question"].update(answer_total=400)),
+    "steps.full_batch_long_run_matches_steps": Contradiction(ARITHMETIC, _set(["question", "steps_full_400"], 380)),
+    "steps.batch_512_run_prints_nothing": Contradiction(ARITHMETIC, _set(["question", "printed_lines_512"], 1)),
+    "steps.epochs_separate_batch_sizes": Contradiction(CURVES, _epochs_close_together),
+    "steps.shuffled_steps_align": Contradiction(CURVES, _one_batch_off_at_mid),
+    "steps.smallest_batch_falls_behind": Contradiction(CURVES, _smallest_batch_ahead),
+    "steps.unshuffled_loss_falls_with_batch": Contradiction(CURVES, _largest_unshuffled_behind),
+    "steps.full_batch_behind_per_sample": Contradiction(CURVES, _smallest_behind_after_one_epoch),
+    "steps.logged_above_true": Contradiction(
+        LOGGED, lambda r: r["rows"][0].update(logged=r["rows"][0]["true_end"] / 2)),
+    "steps.weighted_mean_is_the_loss": Contradiction(
+        LOGGED, lambda r: r["rows"][-1].update(fixed_weighted=1.01 * r["rows"][-1]["true_end"])),
+    "steps.plain_mean_is_off": Contradiction(LOGGED, _plain_mean_exact),
+    "steps.starts_differ": Contradiction(INIT, lambda r: r["rows"][1].update(start_max_abs_diff=0.0)),
+    "steps.epoch_gap_exceeds_start_effect": Contradiction(INIT, _start_dominates),
+    "steps.full_batch_ahead_at_equal_steps": Contradiction(INIT, _full_batch_no_better, extra=(42,)),
+    "steps.variance_follows_the_law": Contradiction(NOISE, _variance_off_the_law),
+    "steps.plain_law_overestimates": Contradiction(
+        NOISE, lambda r: r["variance"][-1].update(plain=r["variance"][-1]["measured"])),
+    "steps.contiguous_batches_scatter": Contradiction(
+        NOISE, lambda r: r["contiguous"].update(measured=r["contiguous"]["law_random"])),
+    "steps.noise_scale_grows": Contradiction(
+        NOISE, lambda r: r["points"][-1].update(b_simple=r["points"][0]["b_simple"])),
+    "steps.base_lr_falls_behind": Contradiction(
+        LR, lambda r: _run(r, "none").update(final_loss=_run(r, "base")["final_loss"])),
+    "steps.linear_beats_sqrt_beats_none": Contradiction(
+        LR, lambda r: _run(r, "linear").update(final_loss=2 * _run(r, "none")["final_loss"])),
+    "steps.undersized_schedule_raises": Contradiction(SCHEDULER, _set(["smaller", "error"], None)),
+    "steps.oversized_schedule_ends_warm": Contradiction(SCHEDULER, lambda r: r["larger"]["lrs"].append(0.0)),
+    "steps.resized_schedule_anneals": Contradiction(
+        SCHEDULER, lambda r: r["larger_resized"]["lrs"].append(r["max_lr"])),
+    "steps.accumulation_counts_match_recipe": Contradiction(
+        ACCUMULATION, lambda r: r["rows"][0]["with"]["steps_per_epoch"].append(0)),
+    "steps.last_group_scaled_down": Contradiction(
+        ACCUMULATION, lambda r: _uneven(r)["with"].update(partial_group_scale=1.0)),
+    "steps.leftovers_carry_over": Contradiction(
+        ACCUMULATION, lambda r: _uneven(r)["without"].update(largest_group=_uneven(r)["k"])),
+    "steps.rank_steps_match_recipe": Contradiction(
+        DISTRIBUTED, lambda r: r["rows"][0].update(per_rank_steps=[0] * r["world_size"])),
+    "steps.ranks_take_fewer_steps": Contradiction(
+        DISTRIBUTED, lambda r: _sampler_row(r, 100, False).update(repeated=[0]), extra=(100,)),
+    "steps.padding_repeats_indices": Contradiction(
+        DISTRIBUTED, lambda r: _sampler_row(r, 101, False).update(all_reduce_samples=101), extra=(101,)),
+    "steps.drop_last_skips_indices": Contradiction(
+        DISTRIBUTED, lambda r: _sampler_row(r, 101, True).update(dropped=[]), extra=(101,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRADICTING))
+def test_check_holds_on_the_measurement_and_fails_on_a_contradiction(name):
+    assert_check_can_fail(name, CONTRADICTING[name])

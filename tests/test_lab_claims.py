@@ -1,0 +1,193 @@
+"""Claims as code: ``check`` declares a condition, ``say`` writes its sentence or fails the build, ``claim`` is the
+older one-call form. What a reader sees (the marked sentence, the hover text) and what a failing build says."""
+
+from __future__ import annotations
+
+import pytest
+
+from snippets.lab import Check, ClaimError, cache, check, claim, say
+from snippets.lab import claims
+from snippets.lab.claims import show_value
+
+
+@pytest.fixture()
+def registry(monkeypatch):
+    """A private registry of checks, so that test checks do not join the pages' ones."""
+    monkeypatch.setattr(claims, "CHECKS", {})
+    return claims.CHECKS
+
+
+@pytest.fixture()
+def on_page(monkeypatch):
+    monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
+
+
+def _ratio_check():
+    @check("ratio > 3")
+    def ratio_above_three(result, factor=1):
+        return result["ratio"] * factor > 3, {"ratio": result["ratio"] * factor, "runs": 2000}
+
+    return ratio_above_three
+
+
+def test_a_check_returns_its_outcome_named_after_its_page(registry):
+    ratio_above_three = _ratio_check()
+    outcome = ratio_above_three({"ratio": 7.5})
+    assert outcome == Check(name="test_lab_claims.ratio_above_three", condition="ratio > 3", holds=True,
+                            values={"ratio": 7.5, "runs": 2000})
+    assert ratio_above_three({"ratio": 1.0}, factor=2).holds is False
+    assert registry == {"test_lab_claims.ratio_above_three": ratio_above_three}
+    assert ratio_above_three.check_name == "test_lab_claims.ratio_above_three"
+    assert ratio_above_three.condition == "ratio > 3"
+    assert ratio_above_three.__name__ == "ratio_above_three", "functools.wraps keeps the name"
+
+
+def test_a_page_packages_check_is_named_page_dot_function(registry):
+    def loader_check(result):
+        return True, {}
+
+    loader_check.__module__ = "snippets.experiments.loader.checks"
+    declared = check("always")(loader_check)
+    assert declared.check_name == "loader.loader_check"
+    assert declared({}).name == "loader.loader_check" and list(registry) == ["loader.loader_check"]
+
+
+def test_values_are_copied(registry):
+    values = {"ratio": 4.0}
+
+    @check("ratio > 3")
+    def copied(result):
+        return True, values
+
+    outcome = copied({})
+    values["ratio"] = 0.0
+    assert outcome.values == {"ratio": 4.0}
+
+
+@pytest.mark.parametrize("condition", ["", None, 3])
+def test_a_check_needs_its_condition_in_words(registry, condition):
+    with pytest.raises(TypeError) as raised:
+        check(condition)
+    assert str(raised.value) == "check() needs the condition in words, e.g. @check('ratio > 3')"
+
+
+@pytest.mark.parametrize("outcome, message", [
+    (True, "check test_lab_claims.bad must return (holds, values), got True"),
+    ((True,), "check test_lab_claims.bad must return (holds, values), got (True,)"),
+    ((True, {}, 1), "check test_lab_claims.bad must return (holds, values), got (True, {}, 1)"),
+    ((True, [1]), "check test_lab_claims.bad must return (holds, values), got (True, [1])"),
+    ([True, {}], "check test_lab_claims.bad must return (holds, values), got [True, {}]"),
+    ((1, {}), "check test_lab_claims.bad: holds must be a bool, got int"),
+    ((None, {}), "check test_lab_claims.bad: holds must be a bool, got NoneType"),
+])
+def test_a_check_must_return_a_bool_and_its_values(registry, outcome, message):
+    @check("anything")
+    def bad(result):
+        return outcome
+
+    with pytest.raises(TypeError) as raised:
+        bad({})
+    assert str(raised.value) == message
+
+
+def test_a_long_wrong_return_is_cut(registry):
+    @check("anything")
+    def bad(result):
+        return "x" * 1000
+
+    with pytest.raises(TypeError) as raised:
+        bad({})
+    assert str(raised.value) == "check test_lab_claims.bad must return (holds, values), got '" + "x" * 199
+
+
+@pytest.mark.parametrize("value, shown", [
+    (True, "yes"), (False, "no"), (0, "0"), (1234567, "1,234,567"), (-4200, "-4,200"),
+    (0.0, "0"), (12.345678, "12.35"), (999.94, "999.9"), (999.96, "1,000"), (1234.5678, "1,235"),
+    (12345.0, "1.234e+04"), (1e6, "1e+06"), (0.001, "0.001"), (0.00012346, "0.0001235"), (-2e-5, "-2e-05"),
+    (float("nan"), "nan"), (float("inf"), "inf"), (float("-inf"), "-inf"),
+    ([1, 2.5, True], "[1, 2.5, yes]"), ((1.5,), "[1.5]"), ([], "[]"),
+    (list(range(6)), "[0, 1, 2, 3, 4, 5]"), (list(range(7)), "[0, 1, 2, 3, 4, 5, …]"),
+    ("text", "text"), (None, "None"), ({"a": 1}, "{'a': 1}"),
+])
+def test_values_are_shown_as_a_reader_reads_them(value, shown):
+    assert show_value(value) == shown
+
+
+def test_measured_lists_the_values():
+    assert Check("p.c", "x", True, {"ratio": 7.731, "epochs": 2000, "same": True}).measured() == \
+        "ratio = 7.731, epochs = 2,000, same = yes"
+    assert Check("p.c", "x", True).measured() == "—"
+
+
+def test_say_marks_the_sentence_with_condition_and_values(on_page):
+    outcome = Check("loader.slower", 'ratio > 3 & "fast"', True, {"ratio": 7.7312, "runs": 2000})
+    assert say(outcome, "The DataLoader run takes {ratio:.1f}× as long ({runs:,} runs).") == (
+        '<span class="pitfalls-claim" tabindex="0" data-check="loader.slower" title="Checked when this page was '
+        'built: ratio &gt; 3 &amp; &quot;fast&quot;. Measured: ratio = 7.731, runs = 2,000.">The DataLoader run '
+        'takes 7.7× as long (2,000 runs).</span>')
+
+
+def test_say_escapes_the_check_name():
+    outcome = Check('a"b<c', "x", True)
+    assert 'data-check="a&quot;b&lt;c"' in say(outcome, "s")
+
+
+def test_a_contradicted_claim_fails_naming_page_check_values_and_sentence(on_page):
+    outcome = Check("loader.slower", "ratio > 3", False, {"ratio": 1.04})
+    with pytest.raises(ClaimError) as raised:
+        say(outcome, "The DataLoader run takes {ratio:.1f}× as long.")
+    assert str(raised.value) == ("Claim contradicted on page docs/loader-overhead.md: check loader.slower "
+                                 "(ratio > 3) does not hold — measured: ratio = 1.04 — sentence: "
+                                 "'The DataLoader run takes 1.0× as long.'")
+
+
+def test_a_contradicted_claim_outside_a_page():
+    with pytest.raises(ClaimError) as raised:
+        say(Check("p.c", "x > 1", False, {"x": 0}), "x is {x}")
+    assert str(raised.value) == "Claim contradicted: check p.c (x > 1) does not hold — measured: x = 0 — " \
+                                "sentence: 'x is 0'"
+
+
+@pytest.mark.parametrize("sentence, missing", [("{nope}", "'nope'"), ("{0}", "Replacement index 0 out of range"),
+                                               ("{ratio:d}", "Unknown format code 'd'")])
+def test_a_sentence_using_a_value_the_check_did_not_measure(on_page, sentence, missing):
+    with pytest.raises(ClaimError) as raised:
+        say(Check("loader.slower", "ratio > 3", True, {"ratio": 7.5}), sentence)
+    message = str(raised.value)
+    assert message.startswith(f"Claim on page docs/loader-overhead.md cannot be written: the sentence {sentence!r} "
+                              f"uses ")
+    assert missing in message and message.endswith(" but check loader.slower measured only: ratio")
+
+
+def test_a_sentence_when_nothing_was_measured():
+    with pytest.raises(ClaimError) as raised:
+        say(Check("p.c", "x", True), "{x}")
+    assert str(raised.value) == "Claim cannot be written: the sentence '{x}' uses 'x' but check p.c measured " \
+                                "only: nothing"
+
+
+def test_say_takes_a_check_outcome_only(on_page):
+    with pytest.raises(TypeError) as raised:
+        say(True, "sentence")  # type: ignore[arg-type]
+    assert str(raised.value) == "say() takes the Check a check returned, got bool on page docs/loader-overhead.md"
+    with pytest.raises(TypeError, match=r"^say\(\) takes the Check a check returned, got function$"):
+        cache.current_page = None
+        say(_ratio_check, "sentence")  # type: ignore[arg-type]
+
+
+def test_claim_marks_the_text_and_escapes_the_measured_value():
+    assert claim("losses match", True, measured='<"a" & b>') == (
+        '<span class="pitfalls-claim" title="Checked when this page was built. Measured: '
+        '&lt;&quot;a&quot; &amp; b&gt;">losses match</span>')
+
+
+def test_contradicted_claim_without_a_page():
+    with pytest.raises(ClaimError) as raised:
+        claim("losses are identical", False, measured=[1, 2])
+    assert str(raised.value) == "Claim contradicted: 'losses are identical' — measured: [1, 2]"
+
+
+def test_claim_names_the_type_that_is_not_a_bool():
+    with pytest.raises(TypeError) as raised:
+        claim("truthy", "yes", measured=1)  # type: ignore[arg-type]
+    assert str(raised.value) == "claim 'truthy': holds must be a bool, got str"

@@ -1,0 +1,341 @@
+"""The MkDocs hook, called the way MkDocs calls it, without a build: the notebook cache folder keyed to this
+machine, REFRESH, page names in errors and warnings, the check that a page shows the code it runs, the recipes
+and executed notebooks it publishes, and the fresh imports of every rebuild after the first.
+
+(``tests/test_build_failures.py`` and the site tests run it inside real builds.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import ROOT
+
+from snippets.lab import cache, environment, mkdocs_hook as hook
+
+
+@pytest.fixture()
+def fresh_hook(monkeypatch):
+    """The hook as in a new process: no build yet; the test's sys.modules, log filter and converter restored."""
+    from mkdocs_jupyter import plugin as jupyter_plugin
+
+    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
+    monkeypatch.setattr(hook, "_builds", 0)
+    monkeypatch.setattr(hook, "_executed_dir", None)
+    monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
+    logger = logging.getLogger(hook._EXEC_LOGGER)
+    monkeypatch.setattr(logger, "filters", list(logger.filters))
+    monkeypatch.setattr(cache, "current_page", None)
+    yield hook
+    for name in [name for name in sys.modules if name.split(".")[0] == "snippets"]:
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+def _jupyter_plugin(**options):
+    from mkdocs_jupyter.plugin import Plugin
+
+    plugin = Plugin()
+    errors, warnings = plugin.load_config({"include": ["notebooks/*.py"], "execute": True, **options})
+    assert not errors, errors
+    return plugin
+
+
+def _config(tmp_path, jupyter=None):
+    docs = tmp_path / "docs"
+    (docs / "notebooks").mkdir(parents=True, exist_ok=True)
+    plugins = {"mkdocs-jupyter": jupyter} if jupyter is not None else {}
+    return SimpleNamespace(plugins=plugins, docs_dir=str(docs))
+
+
+def _folder_for(fp: dict) -> Path:
+    return cache.cache_dir().parent / "notebooks" / hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def test_without_notebooks_the_config_is_returned(fresh_hook, tmp_path):
+    config = _config(tmp_path)
+    assert fresh_hook.on_config(config) is config
+
+
+def test_the_notebook_cache_is_keyed_by_the_environment(fresh_hook, tmp_path, monkeypatch):
+    jupyter = _jupyter_plugin()
+    assert fresh_hook.on_config(_config(tmp_path, jupyter)) is not None
+    folder = Path(jupyter.config["cache_dir"])
+    assert folder.parent == cache.cache_dir().parent / "notebooks"
+    assert len(folder.name) == 16 and int(folder.name, 16) >= 0
+    assert folder == _folder_for(environment.fingerprint())
+    assert fresh_hook._executed_dir == folder / "executed"
+    assert "cache" not in jupyter.config or jupyter.config["cache"] is not False
+
+    # Another machine (here: another thread count) gets another folder; the same one in any key order the same.
+    other = {**environment.fingerprint(), "threads": 999}
+    monkeypatch.setattr(environment, "fingerprint", lambda: other)
+    monkeypatch.setattr(hook, "_builds", 0)
+    again = _jupyter_plugin()
+    fresh_hook.on_config(_config(tmp_path, again))
+    assert Path(again.config["cache_dir"]) != folder and Path(again.config["cache_dir"]) == _folder_for(other)
+    monkeypatch.setattr(environment, "fingerprint", lambda: dict(reversed(other.items())))
+    monkeypatch.setattr(hook, "_builds", 0)
+    reordered = _jupyter_plugin()
+    fresh_hook.on_config(_config(tmp_path, reordered))
+    assert reordered.config["cache_dir"] == again.config["cache_dir"]
+
+
+@pytest.mark.parametrize("word", ["1", "on", "yes", "true", "all"])
+def test_refresh_all_turns_the_notebook_cache_off_for_the_first_build(fresh_hook, tmp_path, monkeypatch, word):
+    """Every word the result cache reads as "re-run everything" re-executes the notebooks too."""
+    monkeypatch.setenv("REFRESH", word)
+    jupyter = _jupyter_plugin()
+    fresh_hook.on_config(_config(tmp_path, jupyter))
+    assert jupyter.config["cache"] is False
+    again = _jupyter_plugin()
+    fresh_hook.on_config(_config(tmp_path, again))  # a rebuild under mkdocs serve
+    assert again.config["cache"] is not False
+
+
+@pytest.mark.parametrize("word", ["", "0", "off", "nontiming"])
+def test_other_refresh_words_keep_the_notebook_cache(fresh_hook, tmp_path, monkeypatch, word):
+    monkeypatch.setenv("REFRESH", word)
+    jupyter = _jupyter_plugin()
+    fresh_hook.on_config(_config(tmp_path, jupyter))
+    assert jupyter.config["cache"] is not False
+
+
+def test_a_refresh_word_not_understood_fails_the_build(fresh_hook, tmp_path, monkeypatch):
+    monkeypatch.setenv("REFRESH", "maybe")
+    with pytest.raises(cache.ExperimentError, match="REFRESH='maybe' is not understood"):
+        fresh_hook.on_config(_config(tmp_path, _jupyter_plugin()))
+
+
+def test_a_cached_page_without_its_executed_notebook_is_rendered_again(fresh_hook, tmp_path):
+    from mkdocs_jupyter import plugin as jupyter_plugin
+
+    jupyter = _jupyter_plugin()
+    config = _config(tmp_path, jupyter)
+    source = Path(config.docs_dir) / "notebooks" / "question.py"
+    source.write_text("# %%\nprint(1)\n")
+    fresh_hook.on_config(config)
+    folder = Path(jupyter.config["cache_dir"])
+    rendered = jupyter_plugin._get_cache_path(str(folder), jupyter_plugin._compute_cache_key(str(source),
+                                                                                             jupyter.config, True))
+    rendered.parent.mkdir(parents=True, exist_ok=True)
+    rendered.write_text("{}")
+    executed = fresh_hook._executed_path(str(source))
+    assert executed.parent == folder / "executed"
+    assert executed.name == f"question-{hashlib.sha256(source.read_bytes()).hexdigest()[:16]}.ipynb"
+
+    cache.store_text(executed, "{}")  # with its executed notebook: kept
+    fresh_hook.on_config(config)
+    assert rendered.exists()
+    executed.unlink()  # without: rendered again
+    fresh_hook.on_config(config)
+    assert not rendered.exists()
+
+
+def test_the_converter_is_wrapped_once(fresh_hook, tmp_path):
+    from mkdocs_jupyter import plugin as jupyter_plugin
+
+    original = jupyter_plugin.convert.nb2html
+    fresh_hook.on_config(_config(tmp_path, _jupyter_plugin()))
+    wrapped = jupyter_plugin.convert.nb2html
+    assert wrapped is not original and wrapped.pitfalls_wrapped is True
+    fresh_hook.on_config(_config(tmp_path, _jupyter_plugin()))
+    assert jupyter_plugin.convert.nb2html is wrapped
+
+
+def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(fresh_hook, tmp_path, monkeypatch):
+    import nbclient
+
+    calls, executed = [], []
+
+    class FakeClient:
+        def __init__(self, notebook, **options):
+            executed.append(options)
+            self.notebook = notebook
+
+        def execute(self):
+            import nbformat
+
+            self.notebook.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
+
+    monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
+    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    source = tmp_path / "question.py"
+    source.write_text("# %%\nprint(42)\n")
+    convert = hook._keep_executed(lambda path, **options: calls.append((path, options)) or "<html>")
+    assert convert(str(source), execute=True, kernel_name="", theme="light") == "<html>"
+    target = hook._executed_path(str(source))
+    assert calls == [(str(target), {"execute": False, "kernel_name": "", "theme": "light"})]
+    assert executed == [{"kernel_name": "python3", "allow_errors": False,
+                         "resources": {"metadata": {"path": str(tmp_path)}}}]
+    stored = json.loads(target.read_text())
+    assert "".join(stored["cells"][0]["outputs"][0]["text"]) == "42\n"
+
+    calls.clear()
+    convert(str(source), execute=True, kernel_name="other", allow_errors=True)
+    assert executed[-1]["kernel_name"] == "other" and executed[-1]["allow_errors"] is True
+
+
+@pytest.mark.parametrize("path, execute", [("question.py", False), ("question.ipynb", True)])
+def test_the_wrapped_converter_passes_other_conversions_through(tmp_path, path, execute):
+    calls = []
+    convert = hook._keep_executed(lambda nb_path, **options: calls.append((nb_path, options)) or "<html>")
+    assert convert(path, execute=execute, kernel_name="k", x=1) == "<html>"
+    assert calls == [(path, {"execute": execute, "kernel_name": "k", "x": 1})]
+
+
+def test_the_recipes_are_published(fresh_hook, tmp_path):
+    from mkdocs.config.defaults import MkDocsConfig
+
+    config = MkDocsConfig(config_file_path=str(tmp_path / "mkdocs.yml"))
+    config.load_dict({"site_name": "t", "docs_dir": str(tmp_path / "docs"), "site_dir": str(tmp_path / "site")})
+    (tmp_path / "docs").mkdir()
+    errors, warnings = config.validate()
+    assert not errors
+    config.plugins._current_plugin = "hooks"  # as while MkDocs runs a hook
+    files = fresh_hook.on_files([], config)
+    assert [(f.src_uri, f.dest_uri, f.abs_src_path) for f in files] == [
+        (f"recipes/{name}", f"recipes/{name}", str(ROOT / "snippets" / name))
+        for name in ("seeding.py", "tensor_loader.py", "step_budget.py")]
+
+
+def _notebook_page(tmp_path, src="notebooks/question.py"):
+    source = tmp_path / "docs" / src
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text("# %%\n")
+    dest = tmp_path / "site" / Path(src).with_suffix("") / "index.html"
+    return SimpleNamespace(file=SimpleNamespace(abs_src_path=str(source), src_path=src, abs_dest_path=str(dest)))
+
+
+def test_the_executed_notebook_is_published_beside_its_page(fresh_hook, tmp_path, monkeypatch):
+    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    page = _notebook_page(tmp_path)
+    cache.store_text(hook._executed_path(page.file.abs_src_path), '{"cells": []}')
+    assert fresh_hook.on_post_page("<html>", page, None) == "<html>"
+    assert (tmp_path / "site" / "notebooks" / "question" / "question.ipynb").read_text() == '{"cells": []}'
+
+
+def test_a_missing_executed_notebook_is_a_warning(fresh_hook, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    page = _notebook_page(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+        fresh_hook.on_post_page("<html>", page, None)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"[page docs/notebooks/question.py] its executed notebook is missing from {tmp_path / 'executed'}"]
+    assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize("src, executed_dir", [("index.md", True), ("notebooks/other.md", True),
+                                               ("scripts/run.py", True), ("notebooks/question.py", False)])
+def test_other_pages_publish_no_notebook(fresh_hook, tmp_path, monkeypatch, caplog, src, executed_dir):
+    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed" if executed_dir else None)
+    page = _notebook_page(tmp_path, src)
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+        assert fresh_hook.on_post_page("out", page, None) == "out"
+    assert not caplog.records and not (tmp_path / "site").exists()
+
+
+def test_a_generated_page_without_a_source_publishes_no_notebook(fresh_hook, monkeypatch):
+    monkeypatch.setattr(hook, "_executed_dir", Path("/nonexistent"))
+    page = SimpleNamespace(file=SimpleNamespace(abs_src_path=None, src_path="notebooks/x.py", abs_dest_path="/x"))
+    assert fresh_hook.on_post_page("out", page, None) == "out"
+
+
+# ---- page names ------------------------------------------------------------------------------------------------
+
+
+def _page(src_path: str):
+    return SimpleNamespace(file=SimpleNamespace(src_path=src_path))
+
+
+def test_the_page_being_built_is_known_between_markdown_and_content(fresh_hook, monkeypatch):
+    monkeypatch.setattr(cache, "ran_on_page", {})
+    assert fresh_hook.on_page_markdown("# Title", _page("update-steps.md")) == "# Title"
+    assert cache.current_page == "update-steps.md"
+    assert fresh_hook.on_page_content("<h1>Title</h1>", _page("update-steps.md")) == "<h1>Title</h1>"
+    assert cache.current_page is None
+
+
+def test_the_filter_names_the_page_in_warnings_of_markdown_exec(fresh_hook, tmp_path):
+    fresh_hook.on_config(_config(tmp_path))
+    fresh_hook.on_config(_config(tmp_path))
+    logger = logging.getLogger(hook._EXEC_LOGGER)
+    [name_page] = [f for f in logger.filters if isinstance(f, hook._NamePage)]
+    lab_cache = sys.modules["snippets.lab.cache"]  # the second build imported it afresh
+    lab_cache.current_page = "seeding-order.md"
+
+    def record(level, msg="Execution of python code block exited with errors"):
+        return logging.LogRecord(hook._EXEC_LOGGER, level, __file__, 1, msg, None, None)
+
+    warning, error, info = record(logging.WARNING), record(logging.ERROR), record(logging.INFO)
+    assert name_page.filter(warning) is True and name_page.filter(error) is True and name_page.filter(info) is True
+    assert warning.msg == "[page docs/seeding-order.md] Execution of python code block exited with errors"
+    assert error.msg.startswith("[page docs/seeding-order.md] ")
+    assert info.msg == "Execution of python code block exited with errors"
+    lab_cache.current_page = None
+    outside = record(logging.WARNING)
+    assert name_page.filter(outside) is True and outside.msg == "Execution of python code block exited with errors"
+
+
+def test_a_page_that_runs_an_experiment_without_showing_its_code_is_a_warning(fresh_hook, monkeypatch, caplog):
+    from snippets.lab import provenance
+
+    monkeypatch.setattr(cache, "ran_on_page", {"steps.md": {"steps.curves", "steps.noise", "steps.arith"},
+                                               "other.md": {"x.y"}})
+    monkeypatch.setattr(provenance, "shown_on_page", {"steps.md": {"steps.noise"}})
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+        fresh_hook.on_page_content("", _page("steps.md"))
+        fresh_hook.on_page_content("", _page("index.md"))
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.WARNING, f"[page docs/steps.md] runs experiment {name} but never shows its code: print "
+                          "present(result, renderer) or code_panel(result) from snippets.lab beside what it produced")
+        for name in ("steps.arith", "steps.curves")]
+
+
+def test_a_build_error_names_the_page(fresh_hook, monkeypatch, caplog):
+    monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
+    with caplog.at_level(logging.ERROR, logger="mkdocs.plugins.pitfalls"):
+        fresh_hook.on_build_error(FileNotFoundError("snippets/nope.py"))
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.ERROR, "Building page docs/loader-overhead.md failed: FileNotFoundError: snippets/nope.py")]
+
+
+def test_a_build_error_outside_a_page_adds_nothing(fresh_hook, caplog):
+    with caplog.at_level(logging.DEBUG, logger="mkdocs.plugins.pitfalls"):
+        fresh_hook.on_build_error(RuntimeError("x"))
+    assert not caplog.records
+
+
+# ---- rebuilds --------------------------------------------------------------------------------------------------
+
+
+def test_the_first_build_keeps_the_imported_modules_and_later_ones_import_afresh(fresh_hook, tmp_path):
+    first = sys.modules["snippets.lab.cache"]
+    fresh_hook.on_config(_config(tmp_path))
+    assert sys.modules["snippets.lab.cache"] is first and hook._builds == 1
+    first._refreshed.add("refreshed by the first build")
+    fresh_hook.on_config(_config(tmp_path))
+    second = sys.modules["snippets.lab.cache"]
+    assert second is not first and hook._builds == 2
+    assert "refreshed by the first build" in second._refreshed
+
+
+def test_purge_forgets_every_snippets_module(fresh_hook):
+    import snippets.step_budget  # noqa: F401
+
+    before = {name for name in sys.modules if name == "snippets" or name.startswith("snippets.")}
+    sys.modules["snippets_lookalike"] = SimpleNamespace()
+    try:
+        names = fresh_hook.purge_snippets()
+    finally:
+        del sys.modules["snippets_lookalike"]
+    assert set(names) == before and "snippets.step_budget" in names
+    assert "snippets.step_budget" not in sys.modules
+    assert "snippets.lab.cache" in sys.modules, "the cache is imported again at once, to carry REFRESH over"

@@ -1,0 +1,81 @@
+"""The code panel: the source that ran, the helpers that decide what is measured, provenance and links."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from snippets.experiments.seeding import checks, figures, measure
+from snippets.lab import cache, code_panel, present, run
+from snippets.lab import provenance
+
+
+def _text(panel: str) -> str:
+    """The panel's code as plain text (highlighting spans removed, entities decoded)."""
+    import html
+    return html.unescape(re.sub(r"<[^>]+>", "", panel))
+
+
+def test_panel_shows_the_experiment_source_exactly_as_in_its_file(private_cache):
+    result = run(measure.generator_isolation, n_samples=20, batch_size=5)
+    panel = code_panel(result)
+    source = inspect.getsource(measure.generator_isolation.func)
+    assert source.strip() in _text(panel)
+    lines, first = inspect.getsourcelines(measure.generator_isolation.func)
+    assert f"snippets/experiments/seeding/measure.py, lines {first}–{first + len(lines) - 1}" in panel
+    assert panel.lstrip().startswith('<details class="example pitfalls-code" data-experiment="seeding.generator_isolation" data-search-exclude>'), \
+        "the panel must start collapsed and name its experiment"
+    assert "seeding.generator_isolation(n_samples=20, batch_size=5)" in panel
+    assert "computed by this build" in panel and result.stamp in _text(panel)
+    cached = run(measure.generator_isolation, n_samples=20, batch_size=5)
+    assert "read from this machine's result cache" in code_panel(cached)
+
+
+def test_helpers_are_what_decides_the_measurement_not_drawing_or_recipes():
+    found, recipes = provenance.helpers(measure.creation_order.func)
+    names = {obj.__name__ for obj in found}
+    assert {"_parameter_rows", "SimpleLinearModel"} <= names
+    assert not any(obj.__module__.endswith((".figures", ".checks")) for obj in found)
+    assert [r.__name__ for r in recipes] == ["same_parameters"]
+    # Transitive: training_equivalence -> _question_run -> train_loader -> ...
+    found, _ = provenance.helpers(measure.training_equivalence.func)
+    assert {"_question_run", "train_direct", "train_loader", "make_data"} <= {obj.__name__ for obj in found}
+
+
+def test_drawing_code_and_checks_are_one_click_further(private_cache):
+    result = run(measure.creation_order)
+    panel = present(result, figures.creation_order, checks=[checks.one_seed_differs])
+    assert panel.index("| `fc1.weight`") < panel.index("<details"), "the table comes before its code"
+    assert "Drawing code: <code>seeding.figures.creation_order</code>" in panel
+    assert "Checks behind the claims: <code>seeding.one_seed_differs</code>" in panel
+    assert inspect.getsource(inspect.unwrap(checks.one_seed_differs)).strip() in _text(panel)
+    assert panel.count("<details") == 4  # the panel, what it calls, drawing code, checks
+
+
+def test_repo_url_links_each_source_to_its_lines(private_cache, monkeypatch):
+    result = run(measure.creation_order)
+    assert "href=" not in code_panel(result)
+    monkeypatch.setenv("REPO_URL", "https://example.org/owner/repo/")
+    monkeypatch.setenv("REPO_REF", "v1")
+    lines, first = inspect.getsourcelines(measure.creation_order.func)
+    expected = (f'https://example.org/owner/repo/blob/v1/snippets/experiments/seeding/measure.py'
+                f'#L{first}-L{first + len(lines) - 1}')
+    assert f'href="{expected}"' in code_panel(result)
+
+
+def test_a_panel_records_what_the_page_showed(private_cache, monkeypatch):
+    monkeypatch.setattr(cache, "current_page", "probe.md")
+    monkeypatch.setattr(cache, "ran_on_page", {})
+    monkeypatch.setattr(provenance, "shown_on_page", {})
+    result = run(measure.loader_between_models)
+    assert cache.ran_on_page == {"probe.md": {"seeding.loader_between_models"}}
+    assert provenance.shown_on_page == {}
+    code_panel(result)
+    assert provenance.shown_on_page == {"probe.md": {"seeding.loader_between_models"}}
+
+
+def test_only_results_of_run_have_panels():
+    with pytest.raises(TypeError, match="Result returned by run"):
+        code_panel({"value": 1})

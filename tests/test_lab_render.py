@@ -1,0 +1,253 @@
+"""Renderers: figures (size, style, the drawn-figure cache), the SVG made lean, Markdown tables, durations."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from snippets.lab import render
+from snippets.lab.cache import Result
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def _result(value=None, *, timing=False, cached=False, experiment="demo.figure") -> Result:
+    return Result(value if value is not None else {"points": [1, 2]}, experiment, {},
+                  {"torch": "x", "device": "cpu", "device_name": "CPU (demo)", "cpu": "demo", "threads": 2},
+                  "2026-01-02T03:04:05+00:00", 0.1, timing, cached=cached)
+
+
+# ---- figures ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", sorted(render.SIZES))
+def test_figures_have_the_fixed_sizes(size):
+    fig, ax = render.new_figure(size)
+    assert tuple(fig.get_size_inches()) == render.SIZES[size]
+
+
+def test_a_new_figure_is_wide_constrained_styled_and_coloured():
+    fig, ax = render.new_figure()
+    assert tuple(fig.get_size_inches()) == render.SIZES["wide"]
+    assert type(fig.get_layout_engine()).__name__ == "ConstrainedLayoutEngine"
+    assert not ax.spines["top"].get_visible() and not ax.spines["right"].get_visible(), "drawn in the house style"
+    assert [line.get_color() for line in (ax.plot([0, 1])[0], ax.plot([1, 0])[0])] == render.COLORS[:2]
+
+
+def test_a_grid_of_axes_shares_what_it_is_asked_to():
+    fig, axes = render.new_figure("tall", nrows=2, ncols=3, sharey=True)
+    assert axes.shape == (2, 3) and len(fig.axes) == 6
+    assert axes[0, 0].get_shared_y_axes().joined(axes[0, 0], axes[1, 2])
+    assert all(ax.plot([0, 1])[0].get_color() == render.COLORS[0] for ax in fig.axes)
+    fig, axes = render.new_figure("pair", ncols=2)
+    assert axes.shape == (2,)
+
+
+def test_unknown_figure_size_lists_the_sizes():
+    with pytest.raises(ValueError) as raised:
+        render.new_figure("huge")
+    assert str(raised.value) == "unknown figure size 'huge'; choose one of ['pair', 'square', 'tall', 'wide']"
+
+
+def _draw(result, alt="demo <figure>"):
+    fig, ax = render.new_figure("square")
+    ax.plot([0, 1, 2], [3, 1, 2], marker="o", label="a")
+    ax.legend()
+    return render.svg(fig, result, alt=alt)
+
+
+def _draw_other(result, alt="demo <figure>"):
+    fig, ax = render.new_figure("square")
+    ax.plot([0, 1, 2], [3, 1, 2], marker="o", label="a")
+    ax.legend()
+    return render.svg(fig, result, alt=alt)
+
+
+def _stored(private_cache) -> list:
+    return sorted((private_cache.parent / "figures").glob("*.svg"))
+
+
+def test_a_figure_is_inline_svg_in_a_labelled_figure_element(private_cache):
+    text = _draw(_result(timing=True, experiment="steps.curves"))
+    assert text.startswith('<figure class="pitfalls-figure" data-experiment="steps.curves" data-timing="true">\n<svg ')
+    assert text.endswith("</svg>\n</figure>\n")
+    svg_text = text.split("\n")[1]
+    root = ET.fromstring(svg_text)
+    assert root.get("role") == "img" and root.get("aria-label") == "demo <figure>"
+    assert root.get("width") == "360pt" and root.get("height") == "288pt"
+    [stored] = _stored(private_cache)
+    assert len(stored.stem) == 32 and stored.read_text(encoding="utf-8") == text
+
+
+def test_the_stored_figure_is_keyed_by_what_makes_it(private_cache):
+    base = _result(cached=True)
+    _draw(base)
+    _draw(base)
+    assert len(_stored(private_cache)) == 1
+    _draw(dataclasses.replace(base, value={"points": [1, 3]}))
+    _draw(dataclasses.replace(base, experiment="demo.other"))
+    _draw(dataclasses.replace(base, timing=True))
+    _draw(base, alt="another description")
+    _draw_other(base)  # another renderer
+    assert len(_stored(private_cache)) == 6
+
+
+def test_the_stored_figure_does_not_depend_on_key_order(private_cache):
+    first = _result({"a": 1, "b": [2, 3]}, cached=True)
+    _draw(first)
+    _draw(dataclasses.replace(first, value={"b": [2, 3], "a": 1}))
+    assert len(_stored(private_cache)) == 1
+
+
+def test_a_cached_result_reads_its_stored_figure(private_cache):
+    fresh = _result()
+    drawn = _draw(fresh)
+    [stored] = _stored(private_cache)
+    stored.write_text(drawn.replace("demo", "DEMO"), encoding="utf-8")
+    assert _draw(dataclasses.replace(fresh, cached=True)) == drawn.replace("demo", "DEMO")
+    assert _draw(fresh) == drawn, "a fresh result is drawn anew (and stored again)"
+    assert stored.read_text(encoding="utf-8") == drawn
+
+
+# ---- lean SVG --------------------------------------------------------------------------------------------------
+
+
+def _lean(body: str, *, root_attributes: str = 'width="100pt" height="50pt" viewBox="0 0 100 50"',
+          label: str = "a chart") -> ET.Element:
+    text = (f'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" '
+            f'xmlns:xlink="http://www.w3.org/1999/xlink" {root_attributes} version="1.1">{body}</svg>')
+    out = render.lean_svg(text, label=label)
+    assert out.startswith("<svg ") and "<?xml" not in out
+    return ET.fromstring(out)
+
+
+def test_lean_svg_keeps_size_and_label_and_drops_the_rest_of_the_root():
+    root = _lean("<path d='M 0 0 L 1 1'/>", label='a "quoted" <label>')
+    assert root.get("aria-label") == 'a "quoted" <label>' and root.get("role") == "img"
+    assert (root.get("width"), root.get("height"), root.get("viewBox")) == ("100pt", "50pt", "0 0 100 50")
+    assert root.get("version") is None
+
+
+def test_lean_svg_drops_metadata_and_moves_the_global_style_rule_onto_the_root():
+    root = _lean("<metadata><title>x</title></metadata><defs><style type='text/css'>*{stroke-linejoin: round; "
+                 "stroke-linecap: butt}</style></defs><path d='M 0 0 L 1 1'/>")
+    assert not list(root.iter(SVG_NS + "metadata")) and not list(root.iter(SVG_NS + "style"))
+    assert root.get("stroke-linejoin") == "round" and root.get("stroke-linecap") == "butt"
+    assert not list(root.iter(SVG_NS + "defs")), "a defs left empty goes too"
+
+
+def test_lean_svg_keeps_a_style_rule_that_is_not_for_every_element():
+    root = _lean("<style>path{fill: red}</style><path d='M 0 0'/>")
+    assert [el.text for el in root.iter(SVG_NS + "style")] == ["path{fill: red}"]
+
+
+def test_lean_svg_drops_unreferenced_ids_and_keeps_referenced_ones():
+    root = _lean("<defs><clipPath id='clip1'><rect x='0' y='0' width='5' height='5'/></clipPath>"
+                 "<path id='unused' d='M 0 0'/></defs>"
+                 "<g id='figure_1' style='fill: none'><path clip-path='url(#clip1)' d='M 0 0 L 2 2'/></g>")
+    ids = {el.get("id") for el in root.iter() if el.get("id")}
+    assert ids == {"clip1"}
+
+
+def test_lean_svg_hoists_the_children_of_bare_groups():
+    root = _lean("<g id='a'><g><path d='M 0 0'/><path d='M 1 1'/></g></g><g style='x: y'><path d='M 2 2'/></g>")
+    assert [el.tag.removeprefix(SVG_NS) for el in root] == ["path", "path", "g"]
+
+
+def test_lean_svg_merges_a_run_of_markers_into_one_path():
+    marker = "<defs><path id='m' d='M 0 -1 L 1 0 L 0 1 z' style='stroke: #000'/></defs>"
+    uses = "".join(f"<use xlink:href='#m' x='{x}' y='{y}' style='fill: #0072B2'/>" for x, y in
+                   [(10, 20), (30.456, 40.001), (50, 60)])
+    root = _lean(marker + f"<g style='a: b'>{uses}</g>")
+    assert not list(root.iter(SVG_NS + "use"))
+    [merged] = [el for el in root.iter(SVG_NS + "path")]
+    assert merged.get("d") == "M10 19L11 20L10 21zM30.46 39L31.46 40L30.46 41zM50 59L51 60L50 61z"
+    assert merged.get("style") == "fill: #0072B2; stroke: #000"
+
+
+def test_lean_svg_rounds_coordinates_to_hundredths():
+    root = _lean("<rect x='1.23456' y='-0.001' width='10.005' height='3'/><path d='M 0.12345 1.9999 L 2 3'/>")
+    rect = next(root.iter(SVG_NS + "rect"))
+    assert (rect.get("x"), rect.get("y"), rect.get("height")) == ("1.23", "0", "3")
+    assert next(root.iter(SVG_NS + "path")).get("d") == "M0.12 2L2 3"
+
+
+def test_lean_svg_keeps_text():
+    root = _lean("<text x='1' y='2'>loss &lt; 1</text>")
+    assert next(root.iter(SVG_NS + "text")).text == "loss < 1"
+
+
+def test_lean_svg_refuses_what_is_not_svg():
+    with pytest.raises(ValueError) as raised:
+        render.lean_svg("<html><body/></html>", label="x")
+    assert str(raised.value) == "not an SVG document: <html>"
+
+
+def test_a_real_figures_markers_are_merged(private_cache):
+    text = _draw(_result())
+    root = ET.fromstring(text.split("\n")[1])
+    assert len(list(root.iter(SVG_NS + "use"))) < 3, "the line's three markers became one path"
+    assert "a" in [el.text for el in root.iter(SVG_NS + "text")], "the legend's label"
+
+
+# ---- tables and numbers ----------------------------------------------------------------------------------------
+
+
+def test_table_alignment_and_cells():
+    assert render.table(["a", "b", "c"], [["x|y", "line\nbreak", 3]], align="lcr") == (
+        "| a | b | c |\n| :--- | :---: | ---: |\n| x\\|y | line break | 3 |\n")
+    assert render.table(["only"], []) == "| only |\n| :--- |\n"
+
+
+def test_table_shape_errors_name_the_counts():
+    with pytest.raises(ValueError) as raised:
+        render.table(["a", "b"], [], align="l")
+    assert str(raised.value) == "align has 1 letters for 2 columns"
+    with pytest.raises(ValueError) as raised:
+        render.table(["a", "b"], [[1, 2], [1, 2, 3]])
+    assert str(raised.value) == "row [1, 2, 3] has 3 cells for 2 columns"
+
+
+@pytest.mark.parametrize("value, text", [
+    (2.5, "2.5 s"), (1.0, "1 s"), (1234.5, "1.23e+03 s"), (0.999, "999 ms"), (1e-3, "1 ms"), (0.0123, "12.3 ms"),
+    (1e-6, "1 µs"), (4.5e-6, "4.5 µs"), (3e-9, "3 ns"), (1e-12, "0.001 ns"), (0.0, "0 ns"), (-0.002, "-2 ms"),
+    (None, "n/a"), (math.nan, "n/a"),
+])
+def test_seconds(value, text):
+    assert render.seconds(value) == text
+
+
+@pytest.mark.parametrize("ratio, text", [(3.0, "3.00"), (1.234, "1.23"), (0.1, "0.10"), (0.0999, "0.1"),
+                                         (0.05, "0.05"), (0.01234, "0.012")])
+def test_ratio_text(ratio, text):
+    assert render.ratio_text(ratio) == text
+
+
+def test_stamp_line_is_escaped():
+    result = dataclasses.replace(_result(), fingerprint={**_result().fingerprint, "device_name": "CPU <x> & y"})
+    assert render.stamp_line(result) == ('<p class="pitfalls-stamp">Measured with torch x · CPU &lt;x&gt; &amp; y · '
+                                         '2 threads · 2026-01-02</p>\n')
+
+
+def test_timing_table_defaults():
+    rows = [{"label": "base", "median": 2e-3, "iqr": 1e-4, "blocks": 7},
+            {"label": "slow", "median": 6e-3, "iqr": 2e-4, "blocks": 5}]
+    assert render.timing_table(_result(timing=True), rows) == (
+        "| Variant | median | IQR | × baseline | blocks |\n"
+        "| :--- | ---: | ---: | ---: | ---: |\n"
+        "| base | 2 ms | 100 µs | 1.00 (baseline) | 7 |\n"
+        "| slow | 6 ms | 200 µs | 3.00 | 5 |\n"
+        "\n" + render.stamp_line(_result(timing=True)))
+
+
+def test_timing_table_label_baseline_and_extra_columns():
+    rows = [{"label": "a", "median": 1e-3, "iqr": 0.0, "blocks": 3, "note": "x"},
+            {"label": "b", "median": 4e-3, "iqr": 0.0, "blocks": 3}]
+    text = render.timing_table(_result(), rows, label="Loader", baseline=1, extra=["note"])
+    assert text.splitlines()[:4] == ["| Loader | median | IQR | × baseline | blocks | note |",
+                                     "| :--- | ---: | ---: | ---: | ---: | ---: |",
+                                     "| a | 1 ms | 0 ns | 0.25 | 3 | x |",
+                                     "| b | 4 ms | 0 ns | 1.00 (baseline) | 3 |  |"]

@@ -1,0 +1,179 @@
+"""``make serve``'s wrapper (snippets/lab/serve.py) without a server: what it runs, what it says, what it returns.
+
+MkDocs is replaced by a fake child process that prints scripted log lines and exits with a scripted status;
+signal handlers are recorded, not installed. (tests/test_serve.py runs the real ``make serve``.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import sys
+
+import pytest
+
+from snippets.lab import serve
+
+
+@pytest.mark.parametrize("text, expected", [("127.0.0.1:8000", ("127.0.0.1", 8000)), ("localhost:1", ("localhost", 1)),
+                                            ("::1:65535", ("::1", 65535)), ("0.0.0.0:8123", ("0.0.0.0", 8123))])
+def test_addresses(text, expected):
+    assert serve.parse_addr(text) == expected
+
+
+@pytest.mark.parametrize("text", ["8000", "127.0.0.1:", ":8000", "127.0.0.1:http", "127.0.0.1:0", "h:65536",
+                                  "h:-1", "h:8 0"])
+def test_bad_addresses_say_what_a_good_one_looks_like(text):
+    with pytest.raises(argparse.ArgumentTypeError) as raised:
+        serve.parse_addr(text)
+    assert str(raised.value) == f"--addr must look like 127.0.0.1:8000, got {text!r}"
+
+
+def _listening(host: str = "127.0.0.1", family: int = socket.AF_INET) -> socket.socket:
+    holder = socket.socket(family, socket.SOCK_STREAM)
+    holder.bind((host, 0))
+    holder.listen()
+    return holder
+
+
+def test_a_port_in_use_is_named_and_a_free_one_is_not():
+    with _listening() as holder:
+        port = holder.getsockname()[1]
+        reason = serve.port_in_use("127.0.0.1", port)
+        assert isinstance(reason, str) and "in use" in reason.lower()
+    assert serve.port_in_use("127.0.0.1", port) is None
+
+
+def test_an_ipv6_address_is_probed_as_ipv6():
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    try:
+        holder = _listening("::1", socket.AF_INET6)
+    except OSError:
+        pytest.skip("::1 cannot be bound here")
+    with holder:
+        port = holder.getsockname()[1]
+        assert serve.port_in_use("::1", port)
+    assert serve.port_in_use("::1", port) is None
+
+
+class FakeChild:
+    """What subprocess.Popen returns for ``mkdocs serve``: scripted stderr lines and exit status."""
+
+    instances: list = []
+
+    def __init__(self, command, stderr=None, text=None, bufsize=None, env=None):
+        self.command, self.options = command, {"stderr": stderr, "text": text, "bufsize": bufsize}
+        self.env = env
+        self.stderr = iter(FakeChild.lines)
+        self.terminated = False
+        FakeChild.instances.append(self)
+
+    def wait(self):
+        return FakeChild.status
+
+    def terminate(self):
+        self.terminated = True
+
+
+@pytest.fixture()
+def fake_mkdocs(monkeypatch, tmp_path):
+    """Run main() in a folder with a mkdocs.yml, a free port, a fake MkDocs and recorded signal handlers."""
+    handlers = {}
+    monkeypatch.setattr(serve.subprocess, "Popen", FakeChild)
+    monkeypatch.setattr(serve.signal, "signal", lambda sig, handler: handlers.__setitem__(sig, handler))
+    monkeypatch.setattr(serve, "port_in_use", lambda host, port: None)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    FakeChild.instances = []
+    FakeChild.lines = []
+    FakeChild.status = 0
+    return handlers
+
+
+def test_it_runs_a_strict_mkdocs_serve_on_the_address(fake_mkdocs, capsys):
+    FakeChild.lines = ["INFO - Building documentation...\n", "INFO - [09:00:00] Serving on http://127.0.0.1:8123/\n"]
+    assert serve.main(["--addr", "127.0.0.1:8123"]) == 0
+    [child] = FakeChild.instances
+    assert child.command == [sys.executable, "-m", "mkdocs", "serve", "--strict", "--config-file", "mkdocs.yml",
+                             "--dev-addr", "127.0.0.1:8123"]
+    assert child.options == {"stderr": serve.subprocess.PIPE, "text": True, "bufsize": 1}
+    assert child.env["PYTHONUNBUFFERED"] == "1" and child.env["PATH"] == os.environ["PATH"]
+    err = capsys.readouterr().err
+    assert err == ("make serve: building the site (every experiment not yet cached on this machine runs now), then "
+                   "serving it on http://127.0.0.1:8123/ — Ctrl+C stops it.\n" + "".join(FakeChild.lines))
+
+
+def test_defaults_and_another_config(fake_mkdocs, tmp_path):
+    (tmp_path / "other.yml").write_text("site_name: y\n")
+    assert serve.main([]) == 0
+    assert FakeChild.instances[-1].command[-3:] == ["mkdocs.yml", "--dev-addr", "127.0.0.1:8000"]
+    assert serve.main(["--config", "other.yml"]) == 0
+    assert FakeChild.instances[-1].command[-4:] == ["--config-file", "other.yml", "--dev-addr", "127.0.0.1:8000"]
+
+
+def test_ctrl_c_is_left_to_mkdocs_and_sigterm_stops_it(fake_mkdocs):
+    serve.main([])
+    assert fake_mkdocs[signal.SIGINT] is signal.SIG_IGN
+    [child] = FakeChild.instances
+    fake_mkdocs[signal.SIGTERM](signal.SIGTERM, None)
+    assert child.terminated
+
+
+@pytest.mark.parametrize("served, status, code", [
+    (True, 0, 0), (True, -signal.SIGINT, 0), (True, -signal.SIGTERM, 0), (True, 1, 1), (True, 3, 3),
+    (False, 0, 0),
+])
+def test_exit_status_after_serving(fake_mkdocs, capsys, served, status, code):
+    FakeChild.lines = ["INFO - Serving on http://127.0.0.1:8000/\n"] if served else ["INFO - stopped\n"]
+    FakeChild.status = status
+    assert serve.main([]) == code
+    assert "did not build" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("status", [1, -signal.SIGINT])
+def test_a_first_build_that_fails_is_said_in_one_closing_line(fake_mkdocs, capsys, status):
+    FakeChild.lines = ["ERROR - Claim contradicted on page docs/x.md\n", "Aborted with 1 warnings in strict mode!\n"]
+    FakeChild.status = status
+    assert serve.main([]) == status
+    err = capsys.readouterr().err.splitlines()
+    assert err[1:3] == ["ERROR - Claim contradicted on page docs/x.md", "Aborted with 1 warnings in strict mode!"]
+    assert err[3:] == ["make serve: the site did not build, so nothing is served. The first error above names the "
+                       "page and what failed; fix it and run make serve again (make build shows the same errors "
+                       "without serving)."]
+
+
+def test_a_busy_port_is_said_before_building(fake_mkdocs, monkeypatch, capsys):
+    monkeypatch.setattr(serve, "port_in_use", lambda host, port: "Address already in use")
+    assert serve.main(["--addr", "127.0.0.1:8005"]) == 2
+    assert FakeChild.instances == []
+    assert capsys.readouterr().err == (
+        "make serve: cannot serve on http://127.0.0.1:8005/ (Address already in use): another server — perhaps an "
+        "earlier `make serve` — is using that port. Stop it, or pick another port: make serve PORT=8006\n")
+
+
+def test_the_real_port_check_runs_before_anything_else(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    monkeypatch.setattr(serve.subprocess, "Popen", lambda *a, **k: pytest.fail("MkDocs started on a busy port"))
+    with _listening() as holder:
+        port = holder.getsockname()[1]
+        assert serve.main(["--addr", f"127.0.0.1:{port}"]) == 2
+    assert f"make serve PORT={port + 1}" in capsys.readouterr().err
+
+
+def test_no_config_here(fake_mkdocs, tmp_path, capsys):
+    (tmp_path / "mkdocs.yml").unlink()
+    assert serve.main([]) == 2
+    assert capsys.readouterr().err == "make serve: no mkdocs.yml here; run it from the project's root folder.\n"
+    assert FakeChild.instances == []
+
+
+def test_a_bad_address_is_a_usage_error(fake_mkdocs, capsys):
+    with pytest.raises(SystemExit) as raised:
+        serve.main(["--addr", "nowhere"])
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: make serve") and "--addr must look like 127.0.0.1:8000, got 'nowhere'" in err
