@@ -6,6 +6,10 @@ toggle, with a full-page screenshot of each — and once on a phone-sized screen
 those visits recorded. Screenshots are saved under ``test-artifacts/screenshots/`` (or
 ``$PITFALLS_ARTIFACTS/screenshots/``); the session prints the folder.
 
+Accessibility is checked by axe-core (the engine behind Lighthouse's accessibility audit, bundled by the
+``axe-playwright-python`` package) with every rule it runs by default, on every page in both palettes: once
+as the page loads in the light palette, once after the switch to the dark one.
+
 ``PITFALLS_SITE_DIR=<folder>`` tests an existing build instead of building the site. ``CHROMIUM=<path>``
 chooses the browser (default ``/usr/bin/chromium``).
 """
@@ -62,6 +66,28 @@ REVEAL = r"""
 """
 REVEAL_JS = f"(id) => ({REVEAL})(document.getElementById(id))"
 
+# Material equips a code block (copy button, annotations) when it comes into view (feature content.lazy): bring
+# each block into view as a reader scrolling to it would, and record whether its copy button appeared.
+EQUIP_CODE_JS = r"""
+async (copyButton) => {
+  const reveal = """ + REVEAL + r""";
+  const frame = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const blocks = [];
+  for (const code of document.querySelectorAll('.md-content pre > code')) {
+    if (code.closest('.jupyter-wrapper')) continue;
+    reveal(code);
+    code.scrollIntoView({block: 'center'});
+    let copy = false;
+    for (let tries = 0; tries < 30 && !(copy = !!code.parentElement.querySelector(copyButton)); tries++) {
+      await frame();
+    }
+    blocks.push({id: code.parentElement.id, copy});
+  }
+  window.scrollTo(0, 0);
+  return blocks;
+}
+"""
+
 MEASURE_JS = r"""
 (what) => {
   const reveal = """ + REVEAL + r""";
@@ -117,6 +143,10 @@ MEASURE_JS = r"""
     bodyLuminance: luminance(over(parse(body.backgroundColor) || [255, 255, 255, 1], [255, 255, 255])),
   };
 
+  // A figure is laid out only near the screen (content-visibility: auto); measure each one as drawn there.
+  for (const box of document.querySelectorAll('figure.pitfalls-figure, .tabbed-set')) {
+    box.style.contentVisibility = 'visible';
+  }
   out.figures = [...document.querySelectorAll('figure.pitfalls-figure')].map((figure, index) => {
     const svg = figure.querySelector('svg');
     let rect = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
@@ -202,7 +232,7 @@ MEASURE_JS = r"""
   if (!what.details) return out;
 
   out.timingTables = [...document.querySelectorAll('.md-content table')]
-    .filter((t) => (t.tHead || t).textContent.includes('× baseline'))
+    .filter((t) => /\bmedian\b/.test((t.tHead || t).textContent))  // a timing table reports medians
     .map((table) => {
       let box = table;
       while (/md-typeset__(table|scrollwrap)/.test(box.parentElement?.className)) box = box.parentElement;
@@ -292,6 +322,16 @@ def browser():
     playwright.stop()
 
 
+@pytest.fixture(scope="session")
+def axe():
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        pytest.fail("The accessibility checks need axe-core from the axe-playwright-python package, which is missing.\n"
+                    "Install the test extra: pip install -e '.[test]' (make setup does).", pytrace=False)
+    return Axe()
+
+
 class _Session:
     """One browser context on one page, with everything the page asked the network for."""
 
@@ -351,19 +391,37 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
     return session.page.evaluate("() => navigator.clipboard.readText()")
 
 
-def _visit(browser, base_url: str, page: str, artifacts: Path) -> dict:
+def _axe(axe, page) -> dict:
+    """What axe-core finds on the page as it is now: each violated rule with the elements that violate it."""
+    response = axe.run(page, options={"resultTypes": ["violations"]}).response
+    violations = [{"rule": v["id"], "impact": v.get("impact"), "help": v["help"],
+                   "nodes": [{"target": " ".join(map(str, node["target"])),
+                              "html": node.get("html", "")[:160],
+                              "why": " ".join((node.get("failureSummary") or "").split())[:300]}
+                             for node in v["nodes"]]}
+                  for v in response["violations"]]
+    return {"violations": violations, "rules_passed": len(response["passes"]), "engine": response["testEngine"]}
+
+
+def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
     """Open one page on a laptop (light, then dark) and on a phone; return what each view measured."""
     url = urljoin(base_url, page)
-    record: dict = {"page": page, "url": url}
+    record: dict = {"page": page, "url": url, "axe": {}}
     session = _Session(browser, base_url, viewport=LAPTOP)
     try:
         session.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/"))
         response = session.open(url)
         record["status"] = response.status if response else None
+        record["axe"]["light"] = _axe(axe, session.page)
         options = {"contrast": True, "details": True, "minContrast": MIN_CONTRAST, "copyButton": COPY_BUTTON}
         light = session.page.evaluate(MEASURE_JS, options)
         light["screenshot"] = str(artifacts / f"{slug(page)}-light.png")
         session.page.screenshot(path=light["screenshot"], full_page=True, animations="disabled")
+        # the same blocks in the same order; Material names a block (id="__code_N") only as it equips it
+        equipped = session.page.evaluate(EQUIP_CODE_JS, COPY_BUTTON)
+        if len(equipped) == len(light["codeBlocks"]):
+            for block, seen in zip(light["codeBlocks"], equipped):
+                block.update(seen)
         record["copied"] = {}
         for recipe_page, recipe in RECIPES:
             if recipe_page == page:
@@ -383,6 +441,7 @@ def _visit(browser, base_url: str, page: str, artifacts: Path) -> dict:
             dark = session.page.evaluate(MEASURE_JS, {**options, "details": False})
             dark["screenshot"] = dark_shot
             record["dark"] = dark
+            record["axe"]["dark"] = _axe(axe, session.page)
         record["light"] = light
         record["network"] = {"other_hosts": list(session.other_hosts), "failed": list(session.failed),
                              "console": list(session.console)}
@@ -404,12 +463,12 @@ def _visit(browser, base_url: str, page: str, artifacts: Path) -> dict:
 
 
 @pytest.fixture(scope="session")
-def visits(browser, base_url, site_pages, artifacts) -> dict[str, dict]:
+def visits(browser, base_url, site_pages, artifacts, axe) -> dict[str, dict]:
     """Every page, visited once per view; a page whose visit raised holds {"error": ...}."""
     results = {}
     for page in site_pages:
         try:
-            results[page] = _visit(browser, base_url, page, artifacts)
+            results[page] = _visit(browser, base_url, page, artifacts, axe)
         except Exception as error:  # reported by the tests, page by page
             results[page] = {"page": page, "error": f"{type(error).__name__}: {error}"}
     return results
@@ -510,7 +569,7 @@ def test_every_timing_table_is_followed_by_a_visible_stamp(visits):
             if not table["stampVisible"] or "torch" not in (table["stamp"] or ""):
                 problems.append(f"/{visit['page']}: table [{table['header']}] is followed by {table['next']} "
                                 f"(stamp: {table['stamp']!r}, visible: {table['stampVisible']})")
-    assert tables >= 1, "no timing table (a header with '× baseline') on any page"
+    assert tables >= 1, "no timing table (a header with a 'median' column) on any page"
     assert not problems, _report(problems, "timing tables without a visible environment stamp")
 
 
@@ -614,6 +673,28 @@ def test_search_finds_the_right_page(browser, base_url, term, expected):
         session.close()
     pages = list(dict.fromkeys(urlsplit(url).path.lstrip("/") for url in found))
     assert expected in pages, f"searching {term!r} ({meta.strip()}) lists {pages}, not /{expected}"
+
+
+def test_no_accessibility_violations_in_either_palette(visits):
+    """axe-core, with every rule it runs by default (WCAG 2 A and AA, and its best practices), finds nothing on
+    any page, in the light palette or the dark one. Each failure names the page, the palette, the rule and the
+    element, with axe's reason."""
+    problems, runs = [], 0
+    for visit in _visited(visits):
+        for palette in ("light", "dark"):
+            result = visit["axe"].get(palette)
+            if result is None:
+                problems.append(f"/{visit['page']} ({palette}): axe-core did not run (no palette toggle?)")
+                continue
+            runs += 1
+            if result["rules_passed"] == 0:
+                problems.append(f"/{visit['page']} ({palette}): axe-core passed no rule at all — did it run?")
+            for violation in result["violations"]:
+                for node in violation["nodes"]:
+                    problems.append(f"/{visit['page']} ({palette}): {violation['rule']} [{violation['impact']}] "
+                                    f"{violation['help']} — {node['target']}: {node['why']}  {node['html']}")
+    assert runs >= 2, "axe-core ran on no page"
+    assert not problems, _report(problems, "accessibility violations found by axe-core")
 
 
 def test_internal_links_and_anchors_resolve(site_dir):

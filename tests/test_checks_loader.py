@@ -3,14 +3,22 @@
 Checks on counts, layouts and bits are fed the real experiments at small size. Checks on timings are fed
 synthetic results shaped like the real ones (``tests/test_experiments_loader.py`` compares their shape with the
 real results' and runs every check on the real ones), so no outcome here depends on how fast this machine is.
+
+Timing checks decide from intervals: their synthetic rows carry the rounds (timed in alternation) or the blocks
+(timed one after the other) that a real result stores. Steady ones decide; a straddling one — its repeats spread
+around the claim's threshold — leaves the check undecided: neither holding nor failing the build.
 """
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 
 from checks_support import Contradiction, Measured, Synthetic, assert_check_can_fail
 from snippets.experiments.loader import checks, measure  # noqa: F401  (registers the checks)
+from snippets.lab import say
+from snippets.lab.claims import CHECKS
 
 
 def _set(path: list, value):
@@ -22,10 +30,28 @@ def _set(path: list, value):
     return edit
 
 
-def _timed(label: str, median: float, **extra) -> dict:
-    """A timing row as ``measure._timing_row`` writes it."""
-    return {"label": label, "median": median, "iqr": median / 20, "min": median * 0.9, "max": median * 1.5,
-            "blocks": 12, "runs": 120, **extra}
+# Relative times of the repeats: steady (a few % apart) and straddling (±40 %, around the median).
+STEADY = (1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99)
+WIDE = (0.6, 1.4, 0.7, 1.3, 0.8, 1.2, 0.9, 1.1)
+
+
+def _timed(label: str, median: float, kind: str = "samples", jitter: tuple = STEADY, **extra) -> dict:
+    """A timing row as ``measure._timing_row`` writes it: ``kind`` "rounds" for timings made in alternation
+    (``timing.interleaved``), "samples" for one ``timing.measure`` (its blocks)."""
+    repeats = [median * j for j in jitter]
+    spread = {"rounds": repeats, "extra_rounds": 0} if kind == "rounds" else {"samples": repeats}
+    return {"label": label, "median": median, "iqr": median / 20, "min": min(repeats), "max": max(repeats),
+            "blocks": 12, "runs": 120, **spread, **extra}
+
+
+def _retime(row: dict, median: float, jitter: tuple | None = None) -> None:
+    """Give a timing row another median, its repeats scaled with it (or spread by ``jitter``)."""
+    key = "rounds" if "rounds" in row else "samples"
+    if jitter is None:
+        row[key] = [value * median / row["median"] for value in row[key]]
+    else:
+        row[key] = [median * j for j in jitter]
+    row.update(median=median, min=min(row[key]), max=max(row[key]))
 
 
 def _row(result: dict, key: str, **match) -> dict:
@@ -48,17 +74,19 @@ def question_times() -> dict:
     same = {name: {"losses_identical": True, "first_different_epoch": None, "weights_identical": True,
                    "final_loss": 11.5} for name in ("direct", "DataLoader", "DataLoader + BatchSampler", "TensorLoader")}
     return {"n": 1000, "epochs": 2000, "compared_epochs": 300, "device": "cpu", "same": same,
-            "rows": [_timed("direct", 1.0e-4, timed_epochs=800), _timed("DataLoader", 8.0e-4, timed_epochs=150),
-                     _timed("DataLoader + BatchSampler", 1.6e-4, timed_epochs=600),
-                     _timed("TensorLoader", 1.05e-4, timed_epochs=780)]}
+            "rows": [_timed("direct", 1.0e-4, "rounds", timed_epochs=800),
+                     _timed("DataLoader", 8.0e-4, "rounds", timed_epochs=150),
+                     _timed("DataLoader + BatchSampler", 1.6e-4, "rounds", timed_epochs=600),
+                     _timed("TensorLoader", 1.05e-4, "rounds", timed_epochs=780)]}
 
 
 def breakdown_times() -> dict:
     stages = [("whole epoch", 1.0e-3), ("iter(loader): create the iterator", 1.0e-5),
               ("sampler: the list of indices", 2.0e-5), ("dataset[i] for each of the N samples", 6.0e-4),
               ("default_collate: stack the N samples", 3.0e-4), ("the copy alone: clone() of the same bytes", 4.0e-6)]
-    return {"n": 1000, "device": "cpu", "stages": [_timed(label, median) for label, median in stages],
-            "steps": [_timed("training step on x, y", 1.0e-4), _timed("training step on DataLoader's batch", 1.0e-4)]}
+    return {"n": 1000, "device": "cpu", "stages": [_timed(label, median, "rounds") for label, median in stages],
+            "steps": [_timed("training step on x, y", 1.0e-4, "rounds"),
+                      _timed("training step on DataLoader's batch", 1.0e-4, "rounds")]}
 
 
 def batch_size_times() -> dict:
@@ -78,10 +106,21 @@ def size_times() -> dict:
     return {"device": "cpu", "sizes": [100, 1000, 10_000], "per_sample_limit": 10_000, "points": points}
 
 
+BATCHES = 16
+
+
+def _step_row(model: str, step: float, dataloader: float, tensorloader: float) -> dict:
+    """A step_share row: per-batch medians, and the three timings (loaders per epoch) made in alternation."""
+    per_batch = {"DataLoader": dataloader, "TensorLoader": tensorloader}
+    return {"model": model, "step": step, **per_batch,
+            "timings": {"step": _timed("step", step, "rounds"),
+                        **{name: _timed(name, value * BATCHES, "rounds") for name, value in per_batch.items()}}}
+
+
 def step_times() -> dict:
-    return {"batch_size": 128, "batches": 16, "device": "cpu", "rows": [
-        {"model": "question's MLP 1→10→1, MSE", "step": 1.0e-4, "DataLoader": 1.0e-4, "TensorLoader": 5.0e-6},
-        {"model": "MLP 784→512→512→10, cross-entropy", "step": 2.0e-3, "DataLoader": 1.0e-4, "TensorLoader": 5.0e-6},
+    return {"batch_size": 128, "batches": BATCHES, "device": "cpu", "rows": [
+        _step_row("question's MLP 1→10→1, MSE", 1.0e-4, 1.0e-4, 5.0e-6),
+        _step_row("MLP 784→512→512→10, cross-entropy", 2.0e-3, 1.0e-4, 5.0e-6),
     ]}
 
 
@@ -127,37 +166,61 @@ WORKER_TIMES = Synthetic(worker_times)
 BANDWIDTH_TIMES = Synthetic(bandwidth_times)
 
 
-def _stage(prefix: str, median: float):
+def _stage(prefix: str, median: float, jitter: tuple | None = None):
     def edit(result: dict) -> None:
-        next(r for r in result["stages"] if r["label"].startswith(prefix))["median"] = median
+        _retime(next(r for r in result["stages"] if r["label"].startswith(prefix)), median, jitter)
     return edit
 
 
-def _one_close_batch_size(result: dict) -> None:
-    tensorloader = _row(result, "points", label="TensorLoader", shuffle=True, batch_size=100)
-    _row(result, "points", label="DataLoader", shuffle=True, batch_size=100)["median"] = 1.5 * tensorloader["median"]
-
-
-def _tensorloader_per_sample_close(result: dict) -> None:
-    dataloader = _row(result, "points", label="DataLoader", n=10_000)
-    _row(result, "points", label="TensorLoader", n=10_000)["median"] = dataloader["median"] / 50
-
-
-def _workers_close_to_tensorloader(result: dict) -> None:
-    _row(result, "rows", label="TensorLoader", n=10_000)["median"] = 4.0e-3  # the fastest DataLoader: 2x
-
-
-def _gbps(label: str, width: int, value: float):
+def _question(label: str, median: float, jitter: tuple | None = None):
     def edit(result: dict) -> None:
-        _row(result, "rows", label=label, width=width)["gbps"] = value
+        _retime(_row(result, "rows", label=label), median, jitter)
+    return edit
+
+
+def _one_close_batch_size(factor: float, jitter: tuple | None = None):
+    def edit(result: dict) -> None:
+        tensorloader = _row(result, "points", label="TensorLoader", shuffle=True, batch_size=100)
+        _retime(_row(result, "points", label="DataLoader", shuffle=True, batch_size=100),
+                factor * tensorloader["median"], jitter)
+    return edit
+
+
+def _tensorloader_per_sample(fraction: float, jitter: tuple | None = None):
+    """TensorLoader's largest-N epoch as ``fraction`` of DataLoader's (both ran up to the same N here)."""
+    def edit(result: dict) -> None:
+        dataloader = _row(result, "points", label="DataLoader", n=10_000)
+        _retime(_row(result, "points", label="TensorLoader", n=10_000), dataloader["median"] * fraction, jitter)
+    return edit
+
+
+def _per_batch(index: int, name: str, value: float, jitter: tuple | None = None):
+    """Another per-batch time for one step_share row's loader (or its training step, ``name="step"``)."""
+    def edit(result: dict) -> None:
+        row = result["rows"][index]
+        row[name] = value
+        _retime(row["timings"][name], value if name == "step" else value * result["batches"], jitter)
+    return edit
+
+
+def _worker(label: str, n: int, median: float, jitter: tuple | None = None):
+    def edit(result: dict) -> None:
+        _retime(_row(result, "rows", label=label, n=n), median, jitter)
+    return edit
+
+
+def _gbps(label: str, width: int, value: float, jitter: tuple | None = None):
+    def edit(result: dict) -> None:
+        row = _row(result, "rows", label=label, width=width)
+        _retime(row, 64 * 2**20 / value / 1e9, jitter)
+        row["gbps"] = value
     return edit
 
 
 CONTRADICTING = {
     "loader.question_runs_identical": Contradiction(
         QUESTION, lambda r: r["same"]["TensorLoader"].update(losses_identical=False, first_different_epoch=3)),
-    "loader.dataloader_slower": Contradiction(QUESTION_TIMES, lambda r: _row(r, "rows", label="DataLoader")
-                                              .update(median=2.5e-4)),
+    "loader.dataloader_slower": Contradiction(QUESTION_TIMES, _question("DataLoader", 2.5e-4)),
     "loader.getitem_per_sample": Contradiction(BREAKDOWN, _set(["calls", "getitem_per_epoch"], 400)),
     "loader.collate_one_list": Contradiction(BREAKDOWN, _set(["calls", "collate_sizes"], [100, 100])),
     "loader.batch_sampler_indexes_once": Contradiction(BREAKDOWN, _set(["calls", "batch_sampler_getitem_per_epoch"],
@@ -167,14 +230,14 @@ CONTRADICTING = {
     "loader.iterator_negligible": Contradiction(BREAKDOWN_TIMES, _stage("iter(", 1.0e-4)),
     "loader.copy_negligible": Contradiction(BREAKDOWN_TIMES, _stage("the copy", 8.0e-5)),
     "loader.per_sample_dominates": Contradiction(BREAKDOWN_TIMES, _stage("dataset[i]", 1.5e-4)),
-    "loader.dataloader_slower_at_every_batch_size": Contradiction(BATCH_SIZE_TIMES, _one_close_batch_size),
-    "loader.per_sample_cost_ratio": Contradiction(SIZE_TIMES, _tensorloader_per_sample_close),
-    "loader.small_model_dataloader_share": Contradiction(STEP_TIMES, _set(["rows", 0, "TensorLoader"], 5.0e-5)),
-    "loader.larger_model_smaller_share": Contradiction(STEP_TIMES, _set(["rows", 1, "step"], 1.0e-5)),
-    "loader.tensorloader_share_small": Contradiction(STEP_TIMES, _set(["rows", 0, "TensorLoader"], 2.0e-5)),
-    "loader.fresh_workers_slower": Contradiction(WORKER_TIMES, lambda r: _row(r, "rows", label="num_workers=1", n=1000)
-                                                 .update(median=1.5e-3)),
-    "loader.tensorloader_beats_workers": Contradiction(WORKER_TIMES, _workers_close_to_tensorloader),
+    "loader.dataloader_slower_at_every_batch_size": Contradiction(BATCH_SIZE_TIMES, _one_close_batch_size(1.5)),
+    "loader.per_sample_cost_ratio": Contradiction(SIZE_TIMES, _tensorloader_per_sample(1 / 50)),
+    "loader.small_model_dataloader_share": Contradiction(STEP_TIMES, _per_batch(0, "TensorLoader", 5.0e-5)),
+    "loader.larger_model_smaller_share": Contradiction(STEP_TIMES, _per_batch(1, "step", 1.0e-5)),
+    "loader.tensorloader_share_small": Contradiction(STEP_TIMES, _per_batch(0, "TensorLoader", 2.0e-5)),
+    "loader.fresh_workers_slower": Contradiction(WORKER_TIMES, _worker("num_workers=1", 1000, 1.5e-3)),
+    # the fastest DataLoader configuration (persistent workers, 8 ms) only 2x TensorLoader's time
+    "loader.tensorloader_beats_workers": Contradiction(WORKER_TIMES, _worker("TensorLoader", 10_000, 4.0e-3)),
     "loader.dataloader_narrow_rows_slow": Contradiction(BANDWIDTH_TIMES, _gbps("DataLoader, shuffle=True", 256, 3)),
     "loader.dataloader_wide_rows_closer": Contradiction(BANDWIDTH_TIMES, _gbps("DataLoader, shuffle=True", 4096, 0.5)),
     "loader.tensorloader_matches_dataloader": Contradiction(
@@ -188,3 +251,71 @@ CONTRADICTING = {
 @pytest.mark.parametrize("name", sorted(CONTRADICTING))
 def test_check_holds_on_a_supporting_result_and_fails_on_a_contradiction(name):
     assert_check_can_fail(name, CONTRADICTING[name])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Undecided: a timing whose repeats straddle the claim's threshold neither holds nor fails the build
+
+STRADDLING = {
+    # one ratio against a threshold: DataLoader at 3x the direct loop, its rounds ±40 %
+    "loader.dataloader_slower": (QUESTION_TIMES, _question("DataLoader", 3.0e-4, WIDE)),
+    # shares of the epoch, from the same rounds: 5 % for "< 5 %", 50 % for "> half"
+    "loader.iterator_negligible": (BREAKDOWN_TIMES, _stage("iter(", 5.0e-5, WIDE)),
+    "loader.copy_negligible": (BREAKDOWN_TIMES, _stage("the copy", 5.0e-5, WIDE)),
+    "loader.per_sample_dominates": (BREAKDOWN_TIMES, _stage("dataset[i]", 2.0e-4, WIDE)),
+    # every row must decide: one row at the threshold, the others far above it
+    "loader.dataloader_slower_at_every_batch_size": (BATCH_SIZE_TIMES, _one_close_batch_size(2.0, WIDE)),
+    "loader.fresh_workers_slower": (WORKER_TIMES, _worker("num_workers=2", 1000, 2.0e-3, WIDE)),
+    "loader.tensorloader_beats_workers": (WORKER_TIMES, _worker("TensorLoader", 10_000, 8.0e-3 / 5, WIDE)),
+    # a ratio scaled by the sizes run: 100x per sample
+    "loader.per_sample_cost_ratio": (SIZE_TIMES, _tensorloader_per_sample(1 / 100, WIDE)),
+    # a share from a ratio: TensorLoader at 10 % of a step (per batch 1/9 of the step)
+    "loader.tensorloader_share_small": (STEP_TIMES, _per_batch(0, "TensorLoader", 1.0e-4 / 9, WIDE)),
+    # two intervals compared by their bounds: 50 % against 5 x 10 %; 50 % against 50 %
+    "loader.small_model_dataloader_share": (STEP_TIMES, _per_batch(0, "TensorLoader", 1.0e-4 / 9, WIDE)),
+    "loader.larger_model_smaller_share": (STEP_TIMES, _per_batch(1, "step", 1.0e-4, WIDE)),
+    # throughput shares: DataLoader at half of TensorLoader's GB/s; as close with wide rows as with narrow ones
+    "loader.dataloader_narrow_rows_slow": (BANDWIDTH_TIMES, _gbps("DataLoader, shuffle=True", 256, 2.5, WIDE)),
+    "loader.dataloader_wide_rows_closer": (BANDWIDTH_TIMES, _gbps("DataLoader, shuffle=True", 4096, 5.4 / 5, WIDE)),
+}
+TIMING_CHECKS = sorted(name for name, case in CONTRADICTING.items() if isinstance(case.source, Synthetic))
+
+
+def test_every_timing_check_decides_from_an_interval_and_has_a_straddling_case():
+    assert TIMING_CHECKS and sorted(STRADDLING) == TIMING_CHECKS
+    assert all(CHECKS[name].timing for name in TIMING_CHECKS)
+    assert not any(CHECKS[name].timing for name in CONTRADICTING if name not in TIMING_CHECKS)
+
+
+@pytest.mark.parametrize("name", sorted(STRADDLING))
+def test_a_straddling_timing_is_undecided_not_passed_and_not_a_failed_build(name):
+    source, straddle = STRADDLING[name]
+    value = copy.deepcopy(source.value())
+    straddle(value)
+    outcome = CHECKS[name](value)
+    assert outcome.holds is None and outcome.status == "undecided", f"{name}: {outcome.status}, {outcome.measured()}"
+    low, high = outcome.values["low"], outcome.values["high"]
+    assert low is not None and high is not None and low < high
+    shown = say(outcome, "sentence")  # no ClaimError: noise never fails the build
+    assert "pitfalls-claim--undecided" in shown and "undecided on this machine" in shown
+
+
+@pytest.mark.parametrize("name", TIMING_CHECKS)
+def test_a_timing_without_repeats_decides_nothing(name):
+    """Rows with fewer than three rounds or blocks have no interval: the check is undecided, whatever the medians."""
+    value = copy.deepcopy(CONTRADICTING[name].source.value())
+
+    def strip(node):
+        if isinstance(node, dict):
+            for key in ("rounds", "samples"):
+                if key in node:
+                    node[key] = node[key][:2]
+            for item in node.values():
+                strip(item)
+        elif isinstance(node, list):
+            for item in node:
+                strip(item)
+
+    strip(value)
+    outcome = CHECKS[name](value)
+    assert outcome.holds is None, f"{name}: {outcome.status}, {outcome.measured()}"

@@ -15,20 +15,21 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import test_checks_loader
 from snippets.experiments.loader import checks, derive, figures, measure
-from snippets.lab import Check, run
+from snippets.lab import Check, environment, run
+from snippets.lab.cache import Result
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "loader-overhead.md"
 
-SMALL = {
-    "question_timing": dict(compared_epochs=10, min_run_time=0.02),
-    "breakdown": dict(rounds=2, min_run_time=0.02),
-    "batch_size_scaling": dict(n=1000, batch_sizes=(1, 100, 1000), repeats=1, min_run_time=0.0),
-    "size_scaling": dict(sizes=(100, 1000, 10_000), per_sample_limit=10_000, repeats=1, min_run_time=0.0),
-    "step_share": dict(batches=4, min_run_time=0.02),
-    "workers": dict(settings=((500, 500), (1000, 250)), repeats=1, min_run_time=0.0),
+SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machine to settle
+    "question_timing": dict(compared_epochs=10, min_run_time=0.02, budget_s=0.0),
+    "breakdown": dict(rounds=3, min_run_time=0.02, budget_s=0.0),
+    "batch_size_scaling": dict(n=1000, batch_sizes=(1, 100, 1000), repeats=3, min_run_time=0.0),
+    "size_scaling": dict(sizes=(100, 1000, 10_000), per_sample_limit=10_000, repeats=3, min_run_time=0.0),
+    "step_share": dict(batches=4, min_run_time=0.02, budget_s=0.0),
+    "workers": dict(settings=((500, 500), (1000, 250)), repeats=3, min_run_time=0.0),
     "pin_memory": dict(n=100, batch_size=10, min_run_time=0.01),
-    "bandwidth": dict(megabytes=16, per_sample_limit=16_384, batch_sampler_limit=65_536, repeats=2,
+    "bandwidth": dict(megabytes=16, per_sample_limit=16_384, batch_sampler_limit=65_536, repeats=3,
                       min_run_time=0.02),
     "contract": dict(sizes=(1, 7, 30), batch_sizes=(1, 4, 40), epochs=2),
 }
@@ -109,8 +110,8 @@ def test_renderers_produce_tables_and_figures(results):
     for render in (figures.breakdown, figures.profile):
         assert "pitfalls-stamp" in render(r["breakdown"])
     numbers = figures.verdict_numbers(r["breakdown"])
-    assert numbers["bytes"] == 1000 * 4 * 2 and 0 < numbers["iterator_share"]
-    assert 0 < figures.stages_total(r["breakdown"])["share"]
+    assert numbers["bytes"] == 1000 * 4 * 2 and 0 < numbers["iterator_share"]["value"]
+    assert 0 < figures.stages_total(r["breakdown"])["share"]["value"]
     figure = figures.batch_size_scaling(r["batch_size_scaling"])
     assert figure.startswith("<figure") and "<svg" in figure and 'aria-label="' in figure
     assert "<svg" in figures.size_scaling(r["size_scaling"])
@@ -131,13 +132,45 @@ def test_renderers_produce_tables_and_figures(results):
 
 
 def test_speed_target_rows_say_met_by_the_targets_logic():
-    points = [test_checks_loader._timed(name, median, shuffle=False, batch_size=size)
+    timed, wide = test_checks_loader._timed, test_checks_loader.WIDE
+    points = [timed(name, median, shuffle=False, batch_size=size, **({"jitter": wide} if size == 1000 else {}))
               for size, name, median in ((1, "hand-written loop", 1.0e-3), (1, "TensorLoader", 1.1e-3),
                                          (10, "hand-written loop", 1.0e-3), (10, "TensorLoader", 1.5e-3),
-                                         (100, "hand-written loop", 1.0e-5), (100, "TensorLoader", 1.5e-5))]
+                                         (100, "hand-written loop", 1.0e-5), (100, "TensorLoader", 1.5e-5),
+                                         (1000, "hand-written loop", 1.0e-3), (1000, "TensorLoader", 1.2e-3))]
     rows = figures.speed_target_rows({"points": points})
-    assert [(r["batch_size"], r["met"]) for r in rows] == [(1, True), (10, False), (100, True)]
+    assert [(r["batch_size"], r["met"]) for r in rows] == [(1, True), (10, False), (100, True), (1000, None)]
     assert rows[2]["target"].startswith("within")
+    assert all(r["ratio"]["low"] <= r["ratio"]["value"] <= r["ratio"]["high"] for r in rows)
+
+
+def _synthetic(value: dict, name: str) -> Result:
+    """A synthetic value as a page sees a result: with this machine's stamp."""
+    return Result(value, f"loader.{name}", {}, environment.fingerprint(), "2000-01-01T00:00:00+00:00", 0.0, True)
+
+
+def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_noisy():
+    steady = _synthetic(test_checks_loader.question_times(), "question_timing")
+    text = figures.question_timing(steady)
+    assert "× direct (95 % interval)" in text and "8.00× (8.00–8.00)" in text
+    assert "Noisy measurement" not in text
+    noisy = test_checks_loader.question_times()
+    test_checks_loader._retime(noisy["rows"][1], 8.0e-4, test_checks_loader.WIDE)
+    text = figures.question_timing(_synthetic(noisy, "question_timing"))
+    assert '!!! warning "Noisy measurement on this machine"' in text
+    assert "DataLoader ÷ direct" in text and "REFRESH=1 make build" in text
+    assert "DataLoader + BatchSampler ÷ direct" not in text.split("!!! warning")[1], "only the noisy ratio is named"
+    assert "\n\n!!! warning" in text, "an admonition needs a blank line before it"
+
+
+def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():
+    result = test_checks_loader.bandwidth_times()
+    assert "disagree" not in figures.bandwidth(_synthetic(result, "bandwidth"))
+    clone = next(r for r in result["rows"] if r["label"].startswith("clone") and r["width"] == 4096)
+    test_checks_loader._retime(clone, clone["median"] * 1.5)  # the machine got busy while one clone() ran
+    text = figures.bandwidth(_synthetic(result, "bandwidth"))
+    assert "they disagree beyond their uncertainty" in text and "the machine was busy" in text
+    assert "same clone() of the same 64 MiB" in text and "copy_()" not in text.split("disagree on this machine")[1]
 
 
 def test_question_runs_are_bitwise_identical(results):

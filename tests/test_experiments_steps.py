@@ -153,6 +153,20 @@ def test_curves_share_one_start_and_count_steps(small_curves):
     assert [(r["order"], r["batch_size"]) for r in shared] == [("shuffled", 600)]
 
 
+def test_each_epoch_is_timed_so_the_cost_of_a_step_gets_an_interval(small_curves):
+    """The wall-clock paragraph compares steps by a ratio of times: bootstrapped over the runs' epochs."""
+    for run in small_curves["runs"]:
+        assert len(run["epoch_seconds"]) == run["epochs"] and all(s >= 0 for s in run["epoch_seconds"])
+        assert math.isclose(sum(run["epoch_seconds"]), run["seconds"], rel_tol=1e-9)
+    costs = derive.step_costs(small_curves, "shuffled")
+    assert sorted(costs) == [16, 120, 600] and all(len(c["samples"]) >= 2 for c in costs.values())
+    spread = derive.step_cost_ratio(small_curves, "shuffled")
+    assert {spread["cheapest"], spread["dearest"]} <= set(costs)
+    ratio = spread["ratio"]
+    if ratio["low"] is not None:  # two epochs at batch 16 and 120: no interval (too few repeats), and that is said
+        assert ratio["low"] <= ratio["value"] <= ratio["high"]
+
+
 def test_curves_renderers(small_curves):
     result = _result(small_curves, "curves", timing=True)
     for order in ("sequential", "shuffled"):

@@ -178,6 +178,15 @@ def test_refresh_nontiming_skips_timing_experiments(private_cache, package, monk
     assert cache.run(module.clock, x=3).cached
 
 
+def test_refresh_timing_reruns_only_timing_experiments(private_cache, package, monkeypatch):
+    module, _ = package
+    cache.run(module.double, x=3)
+    cache.run(module.clock, x=3)
+    monkeypatch.setenv("REFRESH", "timing")
+    assert cache.run(module.double, x=3).cached
+    assert not cache.run(module.clock, x=3).cached
+
+
 def test_unknown_parameter_is_a_clear_error(private_cache, package, monkeypatch):
     module, _ = package
     monkeypatch.setattr(cache, "current_page", "some-page.md")
@@ -518,7 +527,7 @@ def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
 @pytest.mark.parametrize("raw, mode", [
     ("", "none"), ("0", "none"), ("no", "none"), ("false", "none"), ("off", "none"), (" No ", "none"),
     ("1", "all"), ("all", "all"), ("yes", "all"), ("true", "all"), ("on", "all"), ("ON", "all"), (" 1\n", "all"),
-    ("nontiming", "nontiming"), ("NonTiming", "nontiming"),
+    ("nontiming", "nontiming"), ("NonTiming", "nontiming"), ("timing", "timing"), (" Timing", "timing"),
 ])
 def test_refresh_words(monkeypatch, raw, mode):
     monkeypatch.setenv("REFRESH", raw)
@@ -536,8 +545,8 @@ def test_a_refresh_word_not_understood_is_an_error(monkeypatch, raw):
     with pytest.raises(ExperimentError) as error:
         cache.refresh_mode()
     assert str(error.value) == (f"REFRESH={raw!r} is not understood; use REFRESH=1 (re-run every experiment and "
-                                "notebook), REFRESH=nontiming (only experiments that do not measure time) or leave "
-                                "it unset")
+                                "notebook), REFRESH=timing (only experiments that measure time), REFRESH=nontiming "
+                                "(only those that do not) or leave it unset")
 
 
 @pytest.mark.parametrize("raw", ["on", "yes", "true", "all"])

@@ -55,6 +55,11 @@ def _config(tmp_path, jupyter=None):
     return SimpleNamespace(plugins=plugins, docs_dir=str(docs))
 
 
+def _pitfalls_records(caplog) -> list[tuple[int, str]]:
+    """What the hook logged on its own logger (a ``mkdocs.*`` logger: its warnings fail a strict build)."""
+    return [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "mkdocs.plugins.pitfalls"]
+
+
 def _folder_for(fp: dict) -> Path:
     return cache.cache_dir().parent / "notebooks" / hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -220,6 +225,7 @@ def test_the_executed_notebook_is_published_beside_its_page(fresh_hook, tmp_path
     cache.store_text(hook._executed_path(page.file.abs_src_path), '{"cells": []}')
     assert fresh_hook.on_post_page("<html>", page, None) == "<html>"
     assert (tmp_path / "site" / "notebooks" / "question" / "question.ipynb").read_text() == '{"cells": []}'
+    assert fresh_hook.on_post_page("<html>", page, None) == "<html>", "a rebuild publishes it again"
 
 
 def test_a_missing_executed_notebook_is_a_warning(fresh_hook, tmp_path, monkeypatch, caplog):
@@ -227,8 +233,9 @@ def test_a_missing_executed_notebook_is_a_warning(fresh_hook, tmp_path, monkeypa
     page = _notebook_page(tmp_path)
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
         fresh_hook.on_post_page("<html>", page, None)
-    assert [r.getMessage() for r in caplog.records] == [
-        f"[page docs/notebooks/question.py] its executed notebook is missing from {tmp_path / 'executed'}"]
+    assert _pitfalls_records(caplog) == [
+        (logging.WARNING, f"[page docs/notebooks/question.py] its executed notebook is missing from "
+                          f"{tmp_path / 'executed'}")]
     assert not (tmp_path / "site").exists()
 
 
@@ -293,7 +300,7 @@ def test_a_page_that_runs_an_experiment_without_showing_its_code_is_a_warning(fr
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
         fresh_hook.on_page_content("", _page("steps.md"))
         fresh_hook.on_page_content("", _page("index.md"))
-    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+    assert _pitfalls_records(caplog) == [
         (logging.WARNING, f"[page docs/steps.md] runs experiment {name} but never shows its code: print "
                           "present(result, renderer) or code_panel(result) from snippets.lab beside what it produced")
         for name in ("steps.arith", "steps.curves")]
@@ -303,7 +310,7 @@ def test_a_build_error_names_the_page(fresh_hook, monkeypatch, caplog):
     monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
     with caplog.at_level(logging.ERROR, logger="mkdocs.plugins.pitfalls"):
         fresh_hook.on_build_error(FileNotFoundError("snippets/nope.py"))
-    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+    assert _pitfalls_records(caplog) == [
         (logging.ERROR, "Building page docs/loader-overhead.md failed: FileNotFoundError: snippets/nope.py")]
 
 

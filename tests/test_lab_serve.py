@@ -46,6 +46,32 @@ def test_a_port_in_use_is_named_and_a_free_one_is_not():
     assert serve.port_in_use("127.0.0.1", port) is None
 
 
+def test_the_reason_is_the_systems_words_for_the_error(monkeypatch):
+    import errno
+
+    with _listening() as holder:
+        assert serve.port_in_use("127.0.0.1", holder.getsockname()[1]) == os.strerror(errno.EADDRINUSE)
+
+    class Unbindable:
+        def __init__(self, *args):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def setsockopt(self, *args):
+            pass
+
+        def bind(self, address):
+            raise OSError("no such interface")  # an error without an errno: its message is the reason
+
+    monkeypatch.setattr(serve.socket, "socket", Unbindable)
+    assert serve.port_in_use("127.0.0.1", 8000) == "no such interface"
+
+
 def test_an_ipv6_address_is_probed_as_ipv6():
     if not socket.has_ipv6:
         pytest.skip("no IPv6 on this machine")
@@ -93,7 +119,45 @@ def fake_mkdocs(monkeypatch, tmp_path):
     return handlers
 
 
-def test_it_runs_a_strict_mkdocs_serve_on_the_address(fake_mkdocs, capsys):
+def test_help_says_what_it_does(capsys):
+    with pytest.raises(SystemExit) as raised:
+        serve.main(["--help"])
+    assert raised.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("usage: make serve [-h] [--addr ADDR] [--config CONFIG] ")
+    assert ("``make serve``: build the site strictly, serve it with live reload, and say plainly what went wrong."
+            in out)
+    assert "--addr ADDR host:port to serve on (make serve PORT=…)" in out
+    assert "--config CONFIG MkDocs configuration file" in out
+
+
+class _Stderr:
+    """A stream that records what was written and when it was flushed."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.events.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.events.append("<flush>")
+
+
+def test_the_opening_line_is_out_before_mkdocs_starts(fake_mkdocs, monkeypatch):
+    stream = _Stderr()
+    monkeypatch.setattr(serve.sys, "stderr", stream)
+    started = []
+    monkeypatch.setattr(serve.subprocess, "Popen", lambda *a, **k: started.append(list(stream.events))
+                        or FakeChild(*a, **k))
+    serve.main([])
+    [before] = started
+    assert before[0].startswith("make serve: building the site") and before[-1] == "<flush>"
+
+
+def test_it_runs_a_strict_mkdocs_serve_on_the_address(fake_mkdocs, capsys, monkeypatch):
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
     FakeChild.lines = ["INFO - Building documentation...\n", "INFO - [09:00:00] Serving on http://127.0.0.1:8123/\n"]
     assert serve.main(["--addr", "127.0.0.1:8123"]) == 0
     [child] = FakeChild.instances

@@ -73,6 +73,13 @@ def test_one_block_has_no_spread(fake):
     assert _statistics(stats) == {"median": 2e-3, "iqr": 0.0, "min": 2e-3, "max": 2e-3, "blocks": 1, "runs": 4}
 
 
+def test_two_blocks_have_the_spread_of_their_quartiles(fake):
+    fake.per_call = [1e-3, 1e-3, 3e-3]
+    stats = measure(lambda: None, repeats=2, min_run_time=0.0, block_time=0.001)
+    # statistics.quantiles([1, 3], n=4) ("exclusive" method): 0.5 and 3.5 ms
+    assert stats["blocks"] == 2 and stats["iqr"] == pytest.approx(3e-3)
+
+
 @pytest.mark.parametrize("first, block_time, number", [(1e-3, 0.02, 20), (0.05, 0.02, 1), (0.02, 0.02, 1),
                                                        (2**-10, 2**-6, 16), (0.0, 1e-5, 10_000)])  # a warm-up that took no time counts as 1 ns
 def test_calls_per_block_fill_the_block_time(fake, first, block_time, number):

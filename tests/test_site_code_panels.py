@@ -42,3 +42,30 @@ def test_every_experiment_a_page_runs_has_its_code_on_that_page(built_site, page
         source = inspect.getsource(getattr(measure, function).func).strip()
         code = html.unescape(re.sub(r"<[^>]+>", "", built))
         assert source in code, f"{page}: {name}'s source is not shown as it is in its file"
+
+
+def test_repo_url_links_header_edit_buttons_and_code_panels(tmp_path, built_site):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import project_copy
+
+    copy = project_copy(tmp_path / "project", caches=True)
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results"),
+           "REPO_URL": "https://github.com/example/pitfalls", "REPO_BRANCH": "trunk", "REPO_REF": "abc123"}
+    env.pop("REFRESH", None)
+    process = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(copy / "site")],
+                             cwd=copy, env=env, capture_output=True, text=True, timeout=1800)
+    assert process.returncode == 0, process.stderr[-4000:]
+    assert "pitfalls: running" not in process.stderr
+    page = (copy / "site" / "loader-overhead" / "index.html").read_text(encoding="utf-8")
+    assert 'href="https://github.com/example/pitfalls"' in page, "the header does not link the repository"
+    assert 'href="https://github.com/example/pitfalls/edit/trunk/docs/loader-overhead.md"' in page
+    links = re.findall(r'href="https://github.com/example/pitfalls/blob/abc123/([^"#]+)#L(\d+)-L(\d+)"', page)
+    files = {path for path, _, _ in links}
+    assert "snippets/experiments/loader/measure.py" in files and "snippets/lab/timing.py" in files
+    for path, first, last in links:
+        lines = (copy / path).read_text(encoding="utf-8").splitlines()
+        assert 1 <= int(first) <= int(last) <= len(lines), f"{path}#L{first}-L{last} is outside the file"
+        assert lines[int(first) - 1].lstrip().startswith(("def ", "class ", "@")), f"{path}#L{first} is not a definition"

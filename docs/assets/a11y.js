@@ -3,8 +3,10 @@
 (() => {
   const chinese = document.documentElement.lang.startsWith("zh");
   const ANNOTATION = chinese ? "注释" : "Annotation";
-  // Content that Material (tables) or mkdocs-jupyter (code cells) lets scroll sideways on a narrow screen.
-  const SCROLLERS = ".md-typeset table:not([class]), .md-typeset__scrollwrap, .jupyter-wrapper .highlight-ipynb";
+  // What scrolls sideways when it does not fit: Material's tables and code blocks (Material makes a code block
+  // focusable itself, but only once it equips the block, as it comes into view), mkdocs-jupyter's code cells.
+  const SCROLLERS = [".md-typeset table:not([class])", ".md-typeset__scrollwrap", ".md-typeset pre > code",
+                     ".jupyter-wrapper .highlight-ipynb"].join(", ");
 
   const fix = () => {
     // A code annotation's link shows its number through CSS only (content: attr(data-md-annotation-id)),
@@ -18,14 +20,19 @@
     for (const nav of document.querySelectorAll("nav.md-code__nav:not([role])")) {
       nav.setAttribute("role", "none");
     }
-    // A region that scrolls must be reachable by keyboard to be scrolled by keyboard.
-    for (const box of document.querySelectorAll(SCROLLERS)) {
-      if (box.hasAttribute("tabindex")) continue;
-      const style = getComputedStyle(box);
-      const scrolls = (box.scrollWidth > box.clientWidth + 1 && /auto|scroll/.test(style.overflowX))
-        || (box.scrollHeight > box.clientHeight + 1 && /auto|scroll/.test(style.overflowY));
-      if (scrolls) box.setAttribute("tabindex", "0");
+    // Material's toast ("Copied to clipboard") is a status message: screen readers announce it.
+    for (const toast of document.querySelectorAll(".md-dialog:not([role])")) {
+      toast.setAttribute("role", "status");
     }
+    // A region that scrolls must be reachable by keyboard to be scrolled by keyboard. (All reads, then all
+    // writes: one layout, however many boxes.)
+    const scrolling = [...document.querySelectorAll(SCROLLERS)].filter((box) => {
+      if (box.hasAttribute("tabindex") || box.clientWidth === 0) return false;
+      const style = getComputedStyle(box);
+      return (box.scrollWidth > box.clientWidth + 1 && /auto|scroll/.test(style.overflowX))
+        || (box.scrollHeight > box.clientHeight + 1 && /auto|scroll/.test(style.overflowY));
+    });
+    for (const box of scrolling) box.setAttribute("tabindex", "0");
   };
 
   let pending = false;

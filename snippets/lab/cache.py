@@ -171,11 +171,11 @@ def _entry_path(exp: Experiment, key: str) -> Path:
 
 _REFRESH_WORDS = {"": "none", "0": "none", "no": "none", "false": "none", "off": "none",
                   "1": "all", "all": "all", "yes": "all", "true": "all", "on": "all",
-                  "nontiming": "nontiming"}
+                  "nontiming": "nontiming", "timing": "timing"}
 
 
 def refresh_mode() -> str:
-    """``REFRESH`` read once for the whole build: ``"none"``, ``"all"`` or ``"nontiming"``.
+    """``REFRESH`` read once for the whole build: ``"none"``, ``"all"``, ``"nontiming"`` or ``"timing"``.
 
     The result cache and the notebook cache (in the MkDocs hook) both use it, so they never disagree.
     """
@@ -185,7 +185,8 @@ def refresh_mode() -> str:
     except KeyError:
         raise ExperimentError(
             f"REFRESH={raw!r} is not understood; use REFRESH=1 (re-run every experiment and notebook), "
-            f"REFRESH=nontiming (only experiments that do not measure time) or leave it unset"
+            f"REFRESH=timing (only experiments that measure time), REFRESH=nontiming (only those that do not) "
+            f"or leave it unset"
         ) from None
 
 
@@ -193,6 +194,8 @@ def _wants_refresh(exp: Experiment) -> bool:
     mode = refresh_mode()
     if mode == "nontiming":
         return not exp.timing
+    if mode == "timing":
+        return exp.timing
     return mode == "all"
 
 

@@ -127,7 +127,7 @@ def on_config(config):
     _builds += 1
     if getattr(config, "repo_url", None):
         import os
-        config.edit_uri = f"edit/{os.environ.get('REPO_REF', 'main')}/docs/"
+        config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
     logger = logging.getLogger(_EXEC_LOGGER)
     if _filter not in logger.filters:
         logger.addFilter(_filter)

@@ -10,7 +10,8 @@
 * one click further, the drawing code and the checks behind the page's claims.
 
 With ``REPO_URL`` set (for example ``https://github.com/<owner>/<repo>``) every source is linked to its file and
-line range at ``REPO_REF`` (default ``main``).
+line range at ``REPO_REF`` (a commit, for links that keep pointing at the code that ran; default
+``REPO_BRANCH``, else ``main``).
 
 The panel is HTML (a Material ``details`` block with highlighted code), so it works in Markdown and in HTML
 exec blocks alike. Each panel records that the page showed the experiment; the MkDocs hook fails the build
@@ -110,9 +111,26 @@ def _link(rel: str, first: int | None = None, last: int | None = None) -> str | 
     repo = os.environ.get("REPO_URL", "").rstrip("/")
     if not repo:
         return None
-    ref = os.environ.get("REPO_REF", "main")
+    ref = os.environ.get("REPO_REF") or os.environ.get("REPO_BRANCH") or "main"
     anchor = f"#L{first}-L{last}" if first else ""
     return f"{repo}/blob/{ref}/{rel}{anchor}"
+
+
+def _highlighted(source: str) -> str:
+    """Pygments' HTML for ``source``, kept on disk by content: highlighting is most of a panel's cost."""
+    import hashlib
+
+    import pygments
+
+    key = hashlib.sha256(f"{pygments.__version__}\0{source}".encode()).hexdigest()[:32]
+    path = cache.cache_dir().parent / "code" / f"{key}.html"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    text = highlight(source, _LEXER, _FORMATTER)
+    cache.store_text(path, text)
+    return text
 
 
 def source_block(obj: Any) -> str:
@@ -127,7 +145,7 @@ def source_block(obj: Any) -> str:
         caption = f'<a href="{html.escape(url)}">{html.escape(caption)}</a>'
     else:
         caption = html.escape(caption)
-    code = highlight("".join(lines), _LEXER, _FORMATTER)
+    code = _highlighted("".join(lines))
     # Material's title bar for a code block: a span.filename before the <pre>.
     return code.replace("<pre>", f'<span class="filename">{caption}</span><pre>', 1)
 

@@ -361,12 +361,22 @@ def _decimals_for(half_width: float | None) -> int:
 
 
 def ratio_interval(interval: dict, *, suffix: str = "×") -> str:
-    """``7.7× (7.4–8.1)``: a ratio with its 95 % interval, at the precision the interval supports."""
+    """``7.7× (7.4–8.1)``: a ratio with its 95 % interval, at the precision the interval supports.
+
+    Ratios below 0.1 (shares) keep two significant figures; ratios whose interval is tens wide or more are
+    rounded to its magnitude (``570,000× (560,000–720,000)``), with thousands separators.
+    """
     low, high, value = interval.get("low"), interval.get("high"), interval["value"]
     if low is None or high is None:
-        return f"{value:.2f}{suffix} (no interval: too few repeats)"
-    digits = _decimals_for((high - low) / 2)
-    return f"{value:.{digits}f}{suffix} ({low:.{digits}f}–{high:.{digits}f})"
+        return f"{value:,.2f}{suffix} (no interval: too few repeats)"
+    half = (high - low) / 2
+    digits = _decimals_for(half)
+    if 0 < abs(value) < 0.1:
+        digits = max(digits, min(6, 1 - math.floor(math.log10(abs(value)))))
+    elif digits == 0 and half >= 10:
+        step = 10 ** math.floor(math.log10(half))
+        value, low, high = (round(v / step) * step for v in (value, low, high))
+    return f"{value:,.{digits}f}{suffix} ({low:,.{digits}f}–{high:,.{digits}f})"
 
 
 def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:

@@ -1,15 +1,19 @@
 """DataLoader overhead, the checks: named conditions on measured results, each the basis of a claim on the page.
 
 Each returns ``(holds, values)``; the page writes the sentence and injects the values (``snippets.lab.say``).
-Checks on timings take their thresholds from the page's wording; the tests feed each one synthetic results.
+Checks on timings take their thresholds from the page's wording and decide from the 95 % interval of each ratio
+(``timing=True``): a claim holds when the whole interval is on the right side of its threshold, fails when all of
+it is on the wrong side, and is *undecided on this machine* (``holds=None``) otherwise. Their values include
+``low`` and ``high``, the interval. The tests feed each one synthetic results.
 """
 
 from __future__ import annotations
 
 from snippets.lab import check
+from snippets.lab.timing import decide
 
-from .derive import Value, bandwidth_rows, breakdown_shares, loader_share, per_sample_costs, question_ratios, \
-    series, worker_rows
+from .derive import (Value, bandwidth_rows, batch_size_ratios, bounds, breakdown_shares, decide_all, loader_share,
+                     per_sample_costs, per_sample_ratio, question_ratios, quotient, throughput_share, worker_ratios)
 
 # ---------------------------------------------------------------------------------------------------------
 # The question's timing
@@ -23,10 +27,10 @@ def question_runs_identical(result: Value) -> tuple[bool, dict]:
                                        "differ": differ}
 
 
-@check("the DataLoader run takes more than 3× as long per epoch as training on the tensors directly")
-def dataloader_slower(result: Value) -> tuple[bool, dict]:
+@check("the DataLoader run takes more than 3× as long per epoch as training on the tensors directly", timing=True)
+def dataloader_slower(result: Value) -> tuple[bool | None, dict]:
     ratio = question_ratios(result)["DataLoader"]
-    return ratio > 3, {"ratio": ratio}
+    return decide(ratio, ">", 3), bounds(ratio)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -65,117 +69,128 @@ def source_already_contiguous(result: Value) -> tuple[bool, dict]:
         {"x_stride": layout["x_stride"], "batch_stride": layout["batch_stride"]}
 
 
-@check("creating the iterator takes less than 5% of the epoch")
-def iterator_negligible(result: Value) -> tuple[bool, dict]:
+def _share(interval: dict) -> dict:
+    return {"share": interval["value"], "low": interval["low"], "high": interval["high"]}
+
+
+@check("creating the iterator takes less than 5% of the epoch", timing=True)
+def iterator_negligible(result: Value) -> tuple[bool | None, dict]:
     share = breakdown_shares(result)["iterator"]
-    return share < 0.05, {"share": share}
+    return decide(share, "<", 0.05), _share(share)
 
 
-@check("clone() of the batch's bytes takes less than 5% of the epoch")
-def copy_negligible(result: Value) -> tuple[bool, dict]:
+@check("clone() of the batch's bytes takes less than 5% of the epoch", timing=True)
+def copy_negligible(result: Value) -> tuple[bool | None, dict]:
     share = breakdown_shares(result)["copy"]
-    return share < 0.05, {"share": share}
+    return decide(share, "<", 0.05), _share(share)
 
 
-@check("the dataset[i] calls and default_collate together take more than half of the epoch")
-def per_sample_dominates(result: Value) -> tuple[bool, dict]:
-    shares = breakdown_shares(result)
-    share = shares["indexing"] + shares["collate"]
-    return share > 0.5, {"share": share}
+@check("the dataset[i] calls and default_collate together take more than half of the epoch", timing=True)
+def per_sample_dominates(result: Value) -> tuple[bool | None, dict]:
+    share = breakdown_shares(result)["per_sample"]
+    return decide(share, ">", 0.5), _share(share)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Scaling
 
 
-@check("at every batch size, shuffled or not, DataLoader takes more than 2× as long per epoch as TensorLoader")
-def dataloader_slower_at_every_batch_size(result: Value) -> tuple[bool, dict]:
-    ratio, size, shuffle = min(
-        (dl / tl, size, shuffle)
-        for shuffle in (False, True)
-        for size, dl, tl in zip(result["batch_sizes"], series(result["points"], "DataLoader", shuffle)[1],
-                                series(result["points"], "TensorLoader", shuffle)[1])
-    )
-    return ratio > 2, {"smallest_ratio": ratio, "batch_size": size, "shuffle": shuffle}
+@check("at every batch size, shuffled or not, DataLoader takes more than 2× as long per epoch as TensorLoader",
+       timing=True)
+def dataloader_slower_at_every_batch_size(result: Value) -> tuple[bool | None, dict]:
+    ratios = batch_size_ratios(result, "DataLoader", "TensorLoader")
+    holds, (shuffle, size) = decide_all(ratios, ">", 2)
+    ratio = ratios[(shuffle, size)]
+    return holds, {"smallest_ratio": ratio["value"], "low": ratio["low"], "high": ratio["high"], "batch_size": size,
+                   "shuffle": shuffle}
 
 
-@check("at the largest N each ran, DataLoader's time per sample is more than 100× TensorLoader's")
-def per_sample_cost_ratio(result: Value) -> tuple[bool, dict]:
+@check("at the largest N each ran, DataLoader's time per sample is more than 100× TensorLoader's", timing=True)
+def per_sample_cost_ratio(result: Value) -> tuple[bool | None, dict]:
     costs = per_sample_costs(result)
     dataloader, tensorloader = costs["DataLoader"], costs["TensorLoader"]
-    ratio = dataloader["per_sample"] / tensorloader["per_sample"]
-    return ratio > 100, {"ratio": ratio, "dataloader_per_sample": dataloader["per_sample"],
-                         "dataloader_n": dataloader["n"], "tensorloader_per_sample": tensorloader["per_sample"],
-                         "tensorloader_n": tensorloader["n"]}
+    ratio = per_sample_ratio(result)
+    return decide(ratio, ">", 100), {**bounds(ratio), "dataloader_per_sample": dataloader["per_sample"],
+                                     "dataloader_n": dataloader["n"],
+                                     "tensorloader_per_sample": tensorloader["per_sample"],
+                                     "tensorloader_n": tensorloader["n"]}
 
 
 # ---------------------------------------------------------------------------------------------------------
 # When it matters
 
 
-@check("for the question's MLP, DataLoader's share of a training step is more than 5× TensorLoader's")
-def small_model_dataloader_share(result: Value) -> tuple[bool, dict]:
+@check("for the question's MLP, DataLoader's share of a training step is more than 5× TensorLoader's "
+       "(the lower bound of one's interval above 5× the upper bound of the other's)", timing=True)
+def small_model_dataloader_share(result: Value) -> tuple[bool | None, dict]:
     tiny = result["rows"][0]
-    dataloader, tensorloader = loader_share(tiny, "DataLoader"), loader_share(tiny, "TensorLoader")
-    return dataloader > 5 * tensorloader, {"dataloader_share": dataloader, "tensorloader_share": tensorloader}
+    dataloader, tensorloader = loader_share(result, tiny, "DataLoader"), loader_share(result, tiny, "TensorLoader")
+    between = quotient(dataloader, tensorloader)
+    return decide(between, ">", 5), {"dataloader_share": dataloader["value"],
+                                     "tensorloader_share": tensorloader["value"], **bounds(between)}
 
 
-@check("DataLoader's share of a training step is smaller for the larger MLP than for the question's")
-def larger_model_smaller_share(result: Value) -> tuple[bool, dict]:
+@check("DataLoader's share of a training step is smaller for the larger MLP than for the question's "
+       "(the whole intervals apart)", timing=True)
+def larger_model_smaller_share(result: Value) -> tuple[bool | None, dict]:
     tiny, wide = result["rows"]
-    small, large = loader_share(tiny, "DataLoader"), loader_share(wide, "DataLoader")
-    return large < small, {"larger_model_share": large, "question_model_share": small}
+    small, large = loader_share(result, tiny, "DataLoader"), loader_share(result, wide, "DataLoader")
+    between = quotient(large, small)
+    return decide(between, "<", 1), {"larger_model_share": large["value"], "question_model_share": small["value"],
+                                     **bounds(between)}
 
 
-@check("for the question's MLP, TensorLoader's share of a training step is below 10%")
-def tensorloader_share_small(result: Value) -> tuple[bool, dict]:
+@check("for the question's MLP, TensorLoader's share of a training step is below 10%", timing=True)
+def tensorloader_share_small(result: Value) -> tuple[bool | None, dict]:
     tiny = result["rows"][0]
-    share = loader_share(tiny, "TensorLoader")
-    return share < 0.10, {"share": share}
+    share = loader_share(result, tiny, "TensorLoader")
+    return decide(share, "<", 0.10), _share(share)
 
 
-@check("at full batch, DataLoader with fresh workers (1 or 2) takes more than 2× as long as num_workers=0")
-def fresh_workers_slower(result: Value) -> tuple[bool, dict]:
+@check("at full batch, DataLoader with fresh workers (1 or 2) takes more than 2× as long as num_workers=0",
+       timing=True)
+def fresh_workers_slower(result: Value) -> tuple[bool | None, dict]:
     n = result["settings"][0][0]
-    full = worker_rows(result, n)
-    fresh = min(full[label]["median"] for label in ("num_workers=1", "num_workers=2"))
-    ratio = fresh / full["num_workers=0"]["median"]
-    return ratio > 2, {"n": n, "ratio": ratio}
+    ratios = worker_ratios(result, n, "num_workers=0")
+    holds, label = decide_all({label: ratios[label] for label in ("num_workers=1", "num_workers=2")}, ">", 2)
+    return holds, {"n": n, **bounds(ratios[label]), "workers": label}
 
 
-@check("in every setting, the fastest DataLoader configuration takes more than 5× as long as TensorLoader")
-def tensorloader_beats_workers(result: Value) -> tuple[bool, dict]:
-    ratios = []
-    for n, _ in result["settings"]:
-        rows = worker_rows(result, n)
-        fastest = min(row["median"] for label, row in rows.items() if label != "TensorLoader")
-        ratios.append(fastest / rows["TensorLoader"]["median"])
-    return min(ratios) > 5, {"smallest_ratio": min(ratios), "ratios": ratios}
+@check("in every setting, the fastest DataLoader configuration takes more than 5× as long as TensorLoader "
+       "(every DataLoader configuration's interval above 5×)", timing=True)
+def tensorloader_beats_workers(result: Value) -> tuple[bool | None, dict]:
+    ratios = {(n, label): interval for n, _ in result["settings"]
+              for label, interval in worker_ratios(result, n, "TensorLoader").items()}
+    holds, key = decide_all(ratios, ">", 5)
+    return holds, {"smallest_ratio": ratios[key]["value"], "low": ratios[key]["low"], "high": ratios[key]["high"],
+                   "n": key[0], "configuration": key[1]}
 
 
 # ---------------------------------------------------------------------------------------------------------
 # The limit: memory bandwidth
 
 
-def _throughput_shares(result: Value) -> tuple[int, int, dict[int, float]]:
+def _throughput_shares(result: Value) -> tuple[int, int, dict[int, dict]]:
     """The narrowest and widest rows DataLoader ran with, and its GB/s as a share of TensorLoader's."""
     dataloader = {w: r for w, r in bandwidth_rows(result, "DataLoader, shuffle").items() if r["median"]}
-    ours = bandwidth_rows(result, "TensorLoader")
     narrow, wide = min(dataloader), max(dataloader)
-    return narrow, wide, {w: dataloader[w]["gbps"] / ours[w]["gbps"] for w in (narrow, wide)}
+    return narrow, wide, {w: throughput_share(result, w) for w in (narrow, wide)}
 
 
-@check("with the narrowest rows, DataLoader's shuffled full batch reaches less than half of TensorLoader's GB/s")
-def dataloader_narrow_rows_slow(result: Value) -> tuple[bool, dict]:
+@check("with the narrowest rows, DataLoader's shuffled full batch reaches less than half of TensorLoader's GB/s",
+       timing=True)
+def dataloader_narrow_rows_slow(result: Value) -> tuple[bool | None, dict]:
     narrow, _, share = _throughput_shares(result)
-    return share[narrow] < 0.5, {"row_bytes": 4 * narrow, "share": share[narrow]}
+    return decide(share[narrow], "<", 0.5), {"row_bytes": 4 * narrow, **_share(share[narrow])}
 
 
-@check("with the widest rows DataLoader ran, its share of TensorLoader's GB/s is larger than with the narrowest")
-def dataloader_wide_rows_closer(result: Value) -> tuple[bool, dict]:
+@check("with the widest rows DataLoader ran, its share of TensorLoader's GB/s is larger than with the narrowest "
+       "(the whole intervals apart)", timing=True)
+def dataloader_wide_rows_closer(result: Value) -> tuple[bool | None, dict]:
     narrow, wide, share = _throughput_shares(result)
-    return share[wide] > share[narrow], {"row_bytes": 4 * wide, "share": share[wide],
-                                         "narrow_share": share[narrow]}
+    between = quotient(share[wide], share[narrow])
+    return decide(between, ">", 1), {"row_bytes": 4 * wide, "share": share[wide]["value"],
+                                     "narrow_share": share[narrow]["value"], **bounds(between)}
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -2,12 +2,17 @@
 
 Pure functions of a result (a ``Result`` or its JSON value: both are indexed by key). Nothing here is imported
 by ``measure``, so changing how a number is derived re-runs no experiment.
+
+Every ratio of two timings is an *interval*, ``{"value", "low", "high", ...}`` (``snippets.lab.timing.ratio``):
+the 95 % bootstrap interval over the rounds the two were timed in alternation, or over their blocks when they
+were timed one after the other. ``low``/``high`` are None where too few repeats were timed for an interval.
 """
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Callable, Hashable, Union
 
+from snippets.lab import timing
 from snippets.lab.cache import Result
 
 from .measure import LOADER_NAMES
@@ -19,35 +24,137 @@ SMALL_SLACK = 10e-6  # ... then at most this much slower
 TRAINING_TARGET = 1.1  # the question's training loop, against training on the tensors directly
 
 Value = Union[Result, dict]  # a Result or its JSON value: both are indexed by key
+Interval = dict  # {"value", "low", "high", ...}: a ratio with its 95 % interval (low/high None: no interval)
 
 
-def question_ratios(result: Value) -> dict[str, float]:
-    """Each loader's median time per epoch in the question's loop, as a multiple of the direct loop's."""
-    rows = {row["label"]: row["median"] for row in result["rows"]}
-    return {name: rows[name] / rows["direct"] for name in rows}
+# ---------------------------------------------------------------------------------------------------------
+# Intervals: arithmetic on them, and decisions that noise cannot make
+
+
+def mapped(interval: Interval, f: Callable[[float], float]) -> Interval:
+    """The interval of ``f(ratio)`` for an increasing ``f``: a share from a ratio, a ratio scaled."""
+    return {**interval, "value": f(interval["value"]),
+            "low": None if interval["low"] is None else f(interval["low"]),
+            "high": None if interval["high"] is None else f(interval["high"])}
+
+
+def scaled(interval: Interval, factor: float) -> Interval:
+    return mapped(interval, lambda v: v * factor)
+
+
+def quotient(a: Interval, b: Interval) -> Interval:
+    """``a / b`` of two positive intervals, its bounds from theirs (low = a.low / b.high): the comparison of two
+    ratios holds only when their whole intervals are apart."""
+    bounded = None not in (a["low"], a["high"], b["low"], b["high"]) and b["low"] > 0
+    return {"value": a["value"] / b["value"], "low": a["low"] / b["high"] if bounded else None,
+            "high": a["high"] / b["low"] if bounded else None, "paired": False, "n": min(a.get("n", 0), b.get("n", 0))}
+
+
+def decide_all(intervals: dict[Hashable, Interval], relation: str, threshold: float) -> tuple[bool | None, Hashable]:
+    """``value <relation> threshold`` for every interval: True when every one decides True, False when any
+    decides False, None (undecided) otherwise. Also returns the key of the interval that decided: one that
+    failed, else one left undecided, else the one closest to the threshold."""
+    pick = min if relation == ">" else max
+    decisions = {key: timing.decide(interval, relation, threshold) for key, interval in intervals.items()}
+    for outcome in (False, None):
+        keys = [key for key, decided in decisions.items() if decided is outcome]
+        if keys:
+            return outcome, pick(keys, key=lambda k: intervals[k]["value"])
+    return True, pick(intervals, key=lambda k: intervals[k]["value"])
+
+
+def bounds(interval: Interval) -> dict[str, Any]:
+    """The values a timing check reports: the ratio and its interval."""
+    return {"ratio": interval["value"], "low": interval["low"], "high": interval["high"]}
+
+
+def noisy(named: list[tuple[str, Interval]]) -> list[tuple[str, Interval]]:
+    """The intervals too wide to support their value (``snippets.lab.timing.is_noisy``)."""
+    return [(name, interval) for name, interval in named if timing.is_noisy(interval)]
+
+
+def combined(timings: list[dict]) -> dict:
+    """Several stages as one timing: medians summed, and the rounds (or blocks) summed one by one."""
+    out: dict[str, Any] = {"median": sum(t["median"] for t in timings)}
+    rounds = [t.get("rounds") for t in timings]
+    if all(rounds) and len({len(r) for r in rounds}) == 1:
+        out["rounds"] = [sum(values) for values in zip(*rounds)]
+    samples = [t.get("samples") for t in timings]
+    if all(samples):
+        out["samples"] = [sum(values) for values in zip(*samples)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The question's timing
+
+
+def question_ratios(result: Value) -> dict[str, Interval]:
+    """Each loader's time per epoch in the question's loop, as a multiple of the direct loop's."""
+    rows = {row["label"]: row for row in result["rows"]}
+    return {name: timing.ratio(row, rows["direct"]) for name, row in rows.items() if name != "direct"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Where the time goes
+
+
+def stage_row(result: Value, prefix: str) -> dict:
+    """The breakdown stage whose label starts with ``prefix``."""
+    return next(row for row in result["stages"] if row["label"].startswith(prefix))
 
 
 def stage(result: Value, prefix: str) -> float:
     """The median of the breakdown stage whose label starts with ``prefix``."""
-    return next(row["median"] for row in result["stages"] if row["label"].startswith(prefix))
+    return stage_row(result, prefix)["median"]
 
 
-def breakdown_shares(result: Value) -> dict[str, float]:
-    """Each stage of a DataLoader epoch as a share of the whole epoch."""
-    epoch = stage(result, "whole epoch")
-    return {
-        "iterator": stage(result, "iter(") / epoch,
-        "sampler": stage(result, "sampler") / epoch,
-        "indexing": stage(result, "dataset[i]") / epoch,
-        "collate": stage(result, "default_collate") / epoch,
-        "copy": stage(result, "the copy") / epoch,
-    }
+STAGE_PREFIXES = {"iterator": "iter(", "sampler": "sampler", "indexing": "dataset[i]", "collate": "default_collate",
+                  "copy": "the copy"}
+
+
+STAGE_GROUPS = {"per_sample": ("indexing", "collate"), "parts": ("iterator", "sampler", "indexing", "collate")}
+
+
+def breakdown_shares(result: Value, together: dict[str, tuple[str, ...]] | None = None) -> dict[str, Interval]:
+    """Each stage of a DataLoader epoch as a share of the whole epoch, and groups of stages taken together:
+    ``per_sample`` is indexing and collate, ``parts`` every stage but the copy (which happens inside the
+    collate), and any group named in ``together`` (name: stage keys)."""
+    epoch = stage_row(result, "whole epoch")
+    rows = {key: stage_row(result, prefix) for key, prefix in STAGE_PREFIXES.items()}
+    shares = {key: timing.ratio(row, epoch) for key, row in rows.items()}
+    for name, keys in {**STAGE_GROUPS, **(together or {})}.items():
+        shares[name] = timing.ratio(combined([rows[key] for key in keys]), epoch)
+    return shares
+
+
+def step_layout_ratio(result: Value) -> Interval:
+    """A training step on DataLoader's batch against one on x, y themselves."""
+    steps = {row["label"]: row for row in result["steps"]}
+    return timing.ratio(steps["training step on DataLoader's batch"], steps["training step on x, y"])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Scaling
 
 
 def series(points: list[dict], name: str, shuffle: bool, key: str = "batch_size") -> tuple[list, list]:
     """One loader's points, in order: the ``key`` values and the median times."""
     chosen = [p for p in points if p["label"] == name and p["shuffle"] == shuffle]
     return [p[key] for p in chosen], [p["median"] for p in chosen]
+
+
+def point(points: list[dict], name: str, shuffle: bool, **match: Any) -> dict:
+    return next(p for p in points if p["label"] == name and p["shuffle"] == shuffle
+                and all(p[k] == v for k, v in match.items()))
+
+
+def batch_size_ratios(result: Value, numerator: str, denominator: str) -> dict[tuple[bool, int], Interval]:
+    """``numerator``'s epoch against ``denominator``'s at every (shuffle, batch size)."""
+    points = result["points"]
+    return {(shuffle, size): timing.ratio(point(points, numerator, shuffle, batch_size=size),
+                                          point(points, denominator, shuffle, batch_size=size))
+            for shuffle in (False, True) for size in result["batch_sizes"]}
 
 
 def per_sample_costs(result: Value) -> dict[str, dict]:
@@ -59,9 +166,23 @@ def per_sample_costs(result: Value) -> dict[str, dict]:
     return out
 
 
-def loader_share(row: dict, name: str) -> float:
-    """A loader's time per batch as a share of loader time plus training step time."""
-    return row[name] / (row[name] + row["step"])
+def per_sample_ratio(result: Value, numerator: str = "DataLoader", denominator: str = "TensorLoader") -> Interval:
+    """``numerator``'s time per sample against ``denominator``'s, each at the largest N it ran."""
+    costs = per_sample_costs(result)
+    top = {name: point(result["points"], name, False, n=costs[name]["n"]) for name in (numerator, denominator)}
+    return scaled(timing.ratio(top[numerator], top[denominator]), costs[denominator]["n"] / costs[numerator]["n"])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# When it matters
+
+
+def loader_share(result: Value, row: dict, name: str) -> Interval:
+    """A loader's time per batch as a share of loader time plus training step time: per_batch / (per_batch +
+    step), from the interval of the loader's epoch against the step, timed in alternation."""
+    timings = row["timings"]
+    per_batch = scaled(timing.ratio(timings[name], timings["step"]), 1 / result["batches"])
+    return mapped(per_batch, lambda r: r / (1 + r))
 
 
 def worker_rows(result: Value, n: int) -> dict[str, dict]:
@@ -69,6 +190,44 @@ def worker_rows(result: Value, n: int) -> dict[str, dict]:
     return {row["label"]: row for row in result["rows"] if row["n"] == n}
 
 
+def worker_ratios(result: Value, n: int, baseline: str) -> dict[str, Interval]:
+    """Each row's time per epoch at dataset size ``n`` against the ``baseline`` row's."""
+    rows = worker_rows(result, n)
+    return {label: timing.ratio(row, rows[baseline]) for label, row in rows.items() if label != baseline}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The limit: memory bandwidth
+
+
 def bandwidth_rows(result: Value, prefix: str) -> dict[int, dict]:
     """The bandwidth rows whose label starts with ``prefix``, by row width."""
     return {r["width"]: r for r in result["rows"] if r["label"].startswith(prefix)}
+
+
+def of_clone(result: Value, row: dict) -> Interval:
+    """A row's GB/s as a share of clone()'s at the same width: clone()'s time against the row's."""
+    return timing.ratio(bandwidth_rows(result, "clone")[row["width"]], row)
+
+
+def throughput_share(result: Value, width: int, prefix: str = "DataLoader, shuffle",
+                     reference: str = "TensorLoader") -> Interval:
+    """The GB/s of the ``prefix`` row as a share of the ``reference`` row's, at one width."""
+    return timing.ratio(bandwidth_rows(result, reference)[width], bandwidth_rows(result, prefix)[width])
+
+
+SAME_OPERATIONS = {"clone()": "clone", "copy_()": "copy_()"}
+
+
+def disagreements(result: Value) -> list[dict]:
+    """Operations timed in several rows on the same bytes (``clone()`` and ``copy_()`` at every width) whose
+    timings disagree beyond their uncertainty: some pair's ratio has a 95 % interval that excludes 1."""
+    out = []
+    for operation, prefix in SAME_OPERATIONS.items():
+        rows = sorted(bandwidth_rows(result, prefix).values(), key=lambda r: r["width"])
+        for i, a in enumerate(rows):
+            for b in rows[i + 1:]:
+                interval = timing.ratio(a, b)
+                if interval["low"] is not None and (interval["low"] > 1 or interval["high"] < 1):
+                    out.append({"operation": operation, "widths": (a["width"], b["width"]), "ratio": interval})
+    return out

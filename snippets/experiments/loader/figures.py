@@ -2,20 +2,71 @@
 
 The sentences around them are the page's; the few numbers the page's text needs beyond a table come from the
 small helpers at the end of each section.
+
+Every ratio is printed with its 95 % interval (``render.ratio_interval``, shares as percentages by ``percent``),
+and every table whose ratios include a noisy one is followed by a warning naming them (``render.noise_warning``).
 """
 
 from __future__ import annotations
 
 import inspect
+from typing import Sequence
 
 import torch
 
 from snippets.lab.cache import Result
-from snippets.lab.render import COLORS, new_figure, seconds, stamp_line, svg, table, timing_table
+from snippets.lab.render import COLORS, new_figure, noise_warning, ratio_interval, seconds, stamp_line, svg, table
+from snippets.lab.timing import decide
+from snippets.lab.timing import ratio as timing_ratio
 
-from .derive import (RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK, TRAINING_TARGET, breakdown_shares, loader_share,
-                     per_sample_costs, series, stage, worker_rows)
+from .derive import (RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES, TRAINING_TARGET, Interval,
+                     batch_size_ratios, breakdown_shares, disagreements, loader_share, noisy, of_clone,
+                     per_sample_costs, per_sample_ratio, question_ratios, series, stage, step_layout_ratio,
+                     worker_ratios, worker_rows)
 from .measure import LOADER_NAMES
+
+# ---------------------------------------------------------------------------------------------------------
+# Intervals, as a reader reads them
+
+
+def cell(text: str) -> str:
+    """An interval in a table cell, kept on one line: ``12× (11–15)`` reads as one value."""
+    return f'<span class="pitfalls-interval">{text}</span>'
+
+
+def percent(interval: Interval) -> str:
+    """A share with its 95 % interval, in percent: ``61% (58–64)``."""
+    return ratio_interval({key: interval[key] * 100 if interval[key] is not None else None
+                           for key in ("value", "low", "high")}, suffix="%")
+
+
+def verdict(decided: bool | None) -> str:
+    """A target or comparison decided from an interval: met, missed, or undecided on this machine."""
+    return {True: "met", False: "missed", None: "undecided (interval across the target)"}[decided]
+
+
+def warning(named: list[tuple[str, Interval]]) -> str:
+    """The noise warning for the intervals among ``named`` that are too wide, after a blank line; or nothing."""
+    found = noisy(named)
+    return "\n" + noise_warning(found) if found else ""
+
+
+def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, Interval], *, label: str,
+                   baseline: str, extra: Sequence[str] = ()) -> str:
+    """Median, spread, and each row's ratio to the ``baseline`` row with its 95 % interval; the stamp; a noise
+    warning if one of the ratios is too wide. ``intervals`` are by row label; ``extra`` columns are row keys."""
+    by_rounds = any(row.get("rounds") for row in rows)
+    headers = [label, "median", "IQR", f"× {baseline} (95 % interval)", "rounds" if by_rounds else "blocks", *extra]
+    body = []
+    for row in rows:
+        ratio = "1 (baseline)" if row["label"] == baseline else cell(ratio_interval(intervals[row["label"]]))
+        repeats = len(row["rounds"]) if by_rounds else row["blocks"]
+        body.append([row["label"], seconds(row["median"]), seconds(row["iqr"]), ratio, repeats,
+                     *(row.get(key, "") for key in extra)])
+    named = [(f"{name} ÷ {baseline}", interval) for name, interval in intervals.items()]
+    return (table(headers, body, align="l" + "r" * (len(headers) - 1)) + "\n" + stamp_line(result)
+            + warning(named))
+
 
 # ---------------------------------------------------------------------------------------------------------
 # The question's timing
@@ -27,15 +78,16 @@ def question_timing(result: Result) -> str:
     total, loss = f"× {epochs:,} epochs", f"loss, epoch {result['compared_epochs']:,}"
     rows = [{**row, total: seconds(row["median"] * epochs), loss: f"{result['same'][row['label']]['final_loss']:.6g}"}
             for row in result["rows"]]
-    return timing_table(result, rows, label="Loader", extra=(total, loss))
+    return interval_table(result, rows, question_ratios(result), label="Loader", baseline="direct",
+                          extra=(total, loss))
 
 
 def training_target(result: Result) -> dict:
-    """The question's loop with TensorLoader against the direct loop, fastest epoch against fastest epoch, and
-    whether that meets the recipe's target (reported, not claimed: the benchmark checks it strictly)."""
-    fastest = {row["label"]: row["min"] for row in result["rows"]}
-    ratio = fastest["TensorLoader"] / fastest["direct"]
-    return {"ratio": ratio, "target": TRAINING_TARGET, "met": ratio <= TRAINING_TARGET}
+    """The question's loop with TensorLoader against the direct loop, with its 95 % interval over the rounds, and
+    whether that meets the recipe's target: met when the whole interval is below it, missed when all of it is
+    above, undecided otherwise (reported, not claimed: the benchmark checks it strictly)."""
+    ratio = question_ratios(result)["TensorLoader"]
+    return {"ratio": ratio, "target": TRAINING_TARGET, "met": decide(ratio, "<", TRAINING_TARGET)}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -50,32 +102,49 @@ def fetcher_source() -> str:
     return f"```python\n# torch/utils/data/_utils/fetch.py, torch {torch.__version__}\n{source.rstrip()}\n```\n"
 
 
+def breakdown_noise(result: Result) -> str:
+    """The noise warning for the stages' shares of the epoch, if one is too wide; or nothing."""
+    shares = breakdown_shares(result)
+    named = [(f"{stage_label(result, prefix)} ÷ whole epoch", shares[key]) for key, prefix in STAGE_PREFIXES.items()]
+    return warning(named + [("training step on DataLoader's batch ÷ on x, y", step_layout_ratio(result))])
+
+
+def stage_label(result: Result, prefix: str) -> str:
+    return next(row["label"] for row in result["stages"] if row["label"].startswith(prefix))
+
+
 def breakdown(result: Result) -> str:
-    """Each stage of one DataLoader epoch: median, spread and share of the whole epoch."""
-    epoch = stage(result, "whole epoch")
+    """Each stage of one DataLoader epoch: median, spread and share of the whole epoch, with its 95 % interval."""
+    by_key = breakdown_shares(result)
+    shares = {stage_label(result, prefix): by_key[key] for key, prefix in STAGE_PREFIXES.items()}
     rows = [[row["label"], seconds(row["median"]), seconds(row["iqr"]),
-             f"{row['median'] / epoch:.1%}" if i else "100% (baseline)", row["blocks"]]
+             cell(percent(shares[row["label"]])) if i else "100% (baseline)",
+             len(row.get("rounds") or ()) or row["blocks"]]
             for i, row in enumerate(result["stages"])]
-    return table([f"Stage of one DataLoader epoch (N = {result['n']:,}, full batch)", "median", "IQR",
-                  "share of the epoch", "blocks"], rows) + "\n" + stamp_line(result)
+    by_rounds = bool(result["stages"][0].get("rounds"))
+    return (table([f"Stage of one DataLoader epoch (N = {result['n']:,}, full batch)", "median", "IQR",
+                   "share of the epoch (95 % interval)", "rounds" if by_rounds else "blocks"], rows)
+            + "\n" + stamp_line(result) + breakdown_noise(result))
 
 
-def stages_total(result: Result) -> dict[str, float]:
-    """Iterator, sampler, indexing and collate together: their time and their share of the whole epoch."""
-    parts = sum(row["median"] for row in result["stages"][1:-1])
-    return {"time": parts, "share": parts / stage(result, "whole epoch")}
+def stages_total(result: Result) -> dict:
+    """Iterator, sampler, indexing and collate together: their time and their share of the whole epoch (an
+    interval)."""
+    parts = sum(stage(result, STAGE_PREFIXES[key]) for key in ("iterator", "sampler", "indexing", "collate"))
+    return {"time": parts, "share": breakdown_shares(result)["parts"]}
 
 
-def verdict_numbers(result: Result) -> dict[str, float]:
-    """The measurements the verdicts on the original answer quote: stage times, shares and training steps."""
+def verdict_numbers(result: Result) -> dict:
+    """The measurements the verdicts on the original answer quote: stage times, shares (intervals) and training
+    steps (with the interval of one against the other)."""
     steps = {row["label"]: row["median"] for row in result["steps"]}
     return {
-        **{f"{key}_time": stage(result, prefix) for key, prefix in
-           (("iterator", "iter("), ("copy", "the copy"), ("indexing", "dataset[i]"), ("collate", "default_collate"))},
+        **{f"{key}_time": stage(result, STAGE_PREFIXES[key]) for key in ("iterator", "copy", "indexing", "collate")},
         **{f"{key}_share": share for key, share in breakdown_shares(result).items()},
         "bytes": result["layout"]["bytes"],
         "step_on_x": steps["training step on x, y"],
         "step_on_batch": steps["training step on DataLoader's batch"],
+        "step_ratio": step_layout_ratio(result),
     }
 
 
@@ -116,32 +185,49 @@ def batch_size_scaling(result: Result) -> str:
     return svg(fig, result, alt=alt) + stamp_line(result)
 
 
+def closest_slowdown(result: Result) -> dict:
+    """DataLoader against TensorLoader where the two came closest: the ratio (an interval), where, and the noise
+    warning if that ratio is too wide."""
+    ratios = batch_size_ratios(result, "DataLoader", "TensorLoader")
+    shuffle, size = min(ratios, key=lambda key: ratios[key]["value"])
+    order, ratio = "shuffled" if shuffle else "sequential", ratios[(shuffle, size)]
+    return {"ratio": ratio, "batch_size": size, "order": order,
+            "warning": warning([(f"DataLoader ÷ TensorLoader, {order}, batch size {size:,}", ratio)])}
+
+
 def speed_target_rows(result: Result) -> list[dict]:
     """TensorLoader against the hand-written loop at each batch size: the benchmark's targets.
 
-    Like the benchmark, it compares the fastest timed block of each: what the code costs when nothing else
-    on the machine interferes.
+    Medians, with the ratio's 95 % interval over the timed blocks. A target is met when the whole interval is
+    within it, missed when all of it is outside, undecided otherwise (``met`` is None). Where the loop takes
+    less than ``SMALL_EPOCH``, the target is an absolute slack: at most ``SMALL_SLACK`` slower, that is a ratio
+    below 1 + slack / the loop's time.
     """
     rows = []
     for shuffle in (False, True):
         base = [p for p in result["points"] if p["label"] == "hand-written loop" and p["shuffle"] == shuffle]
         ours = [p for p in result["points"] if p["label"] == "TensorLoader" and p["shuffle"] == shuffle]
         for b, t in zip(base, ours):
-            small = b["min"] < SMALL_EPOCH
-            met = (t["min"] - b["min"] <= SMALL_SLACK) if small else (t["min"] / b["min"] <= RATIO_TARGET)
-            rows.append({"shuffle": shuffle, "batch_size": b["batch_size"], "baseline": b["min"],
-                         "tensorloader": t["min"], "ratio": t["min"] / b["min"],
-                         "target": f"within {seconds(SMALL_SLACK)}" if small else f"≤ {RATIO_TARGET}×", "met": met})
+            small = b["median"] < SMALL_EPOCH
+            ratio = timing_ratio(t, b)
+            threshold = 1 + SMALL_SLACK / b["median"] if small else RATIO_TARGET
+            rows.append({"shuffle": shuffle, "batch_size": b["batch_size"], "baseline": b["median"],
+                         "tensorloader": t["median"], "ratio": ratio, "threshold": threshold,
+                         "target": f"within {seconds(SMALL_SLACK)}" if small else f"≤ {RATIO_TARGET}×",
+                         "met": decide(ratio, "<", threshold)})
     return rows
 
 
 def speed_targets(result: Result) -> str:
     """This build's ratios against TensorLoader's speed targets, from the batch-size runs."""
+    targets = speed_target_rows(result)
     rows = [["shuffled" if r["shuffle"] else "sequential", f"{r['batch_size']:,}", seconds(r["baseline"]),
-             seconds(r["tensorloader"]), f"{r['ratio']:.2f}×", r["target"], "met" if r["met"] else "missed"]
-            for r in speed_target_rows(result)]
-    return table(["order", "batch size", "hand-written loop", "TensorLoader", "ratio", "target", "this build"],
-                 rows, align="lrrrrll") + "\n" + stamp_line(result)
+             seconds(r["tensorloader"]), cell(ratio_interval(r["ratio"])), r["target"], verdict(r["met"])]
+            for r in targets]
+    named = [(f"TensorLoader ÷ hand-written loop, {'shuffled' if r['shuffle'] else 'sequential'}, batch size "
+              f"{r['batch_size']:,}", r["ratio"]) for r in targets]
+    return (table(["order", "batch size", "hand-written loop", "TensorLoader", "ratio (95 % interval)", "target",
+                   "this build"], rows, align="lrrrrll") + "\n" + stamp_line(result) + warning(named))
 
 
 def size_scaling(result: Result) -> str:
@@ -162,11 +248,17 @@ def size_scaling(result: Result) -> str:
 
 
 def size_costs(result: Result) -> str:
-    """Each loader's time per sample at the largest N it ran."""
-    rows = [[name, f"{c['n']:,}", seconds(c["epoch"]), seconds(c["per_sample"])]
-            for name, c in per_sample_costs(result).items()]
-    return (table(["Loader", "largest N run", "epoch at that N", "time per sample (epoch / N)"], rows)
-            + "\n" + stamp_line(result))
+    """Each loader's time per sample at the largest N it ran, and as a multiple of TensorLoader's (with its 95 %
+    interval over the timed blocks)."""
+    rows, named = [], []
+    for name, c in per_sample_costs(result).items():
+        ratio = "1 (baseline)" if name == "TensorLoader" else cell(ratio_interval(per_sample_ratio(result, name)))
+        rows.append([name, f"{c['n']:,}", seconds(c["epoch"]), seconds(c["per_sample"]), ratio])
+        if name != "TensorLoader":
+            named.append((f"{name} ÷ TensorLoader, per sample", per_sample_ratio(result, name)))
+    return (table(["Loader", "largest N run", "epoch at that N", "time per sample (epoch / N)",
+                   "× TensorLoader per sample (95 % interval)"], rows)
+            + "\n" + stamp_line(result) + warning(named))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -174,11 +266,17 @@ def size_costs(result: Result) -> str:
 
 
 def step_share(result: Result) -> str:
-    """Loader time per batch against one training step, for each model."""
-    rows = [[r["model"], seconds(r["step"]), seconds(r["DataLoader"]), f"{loader_share(r, 'DataLoader'):.1%}",
-             seconds(r["TensorLoader"]), f"{loader_share(r, 'TensorLoader'):.1%}"] for r in result["rows"]]
-    return (table(["Model", "training step", "DataLoader per batch", "its share",
-                   "TensorLoader per batch", "its share"], rows) + "\n" + stamp_line(result))
+    """Loader time per batch against one training step, for each model, with each share's 95 % interval."""
+    rows, named = [], []
+    for r in result["rows"]:
+        shares = {name: loader_share(result, r, name) for name in ("DataLoader", "TensorLoader")}
+        rows.append([r["model"], seconds(r["step"]), seconds(r["DataLoader"]), cell(percent(shares["DataLoader"])),
+                     seconds(r["TensorLoader"]), cell(percent(shares["TensorLoader"]))])
+        named += [(f"{name} per batch ÷ ({name} per batch + training step), {r['model']}", share)
+                  for name, share in shares.items()]
+    return (table(["Model", "training step", "DataLoader per batch", "its share (95 % interval)",
+                   "TensorLoader per batch", "its share (95 % interval)"], rows) + "\n" + stamp_line(result)
+            + warning(named))
 
 
 def _batches(n: int, batch_size: int) -> int:
@@ -192,21 +290,24 @@ def workers(result: Result) -> str:
         batches = _batches(n, batch_size)
         plural = "es" if batches > 1 else ""
         text += (f"**N = {n:,}, batch size {batch_size:,}** ({batches} batch{plural} per epoch)\n\n"
-                 + timing_table(result, list(worker_rows(result, n).values()), label="Loader (time per epoch)")
+                 + interval_table(result, list(worker_rows(result, n).values()),
+                                  worker_ratios(result, n, "num_workers=0"), label="Loader (time per epoch)",
+                                  baseline="num_workers=0")
                  + "\n")
     return text
 
 
 def fastest_workers(result: Result) -> list[dict]:
-    """For each setting, the fastest worker setting (num_workers > 0) against num_workers=0 and TensorLoader."""
+    """For each setting, the fastest worker setting (num_workers > 0, by median) against num_workers=0 and
+    TensorLoader, each ratio with its 95 % interval."""
     out = []
     for n, batch_size in result["settings"]:
         rows = worker_rows(result, n)
-        label, row = min(((k, r) for k, r in rows.items() if k.startswith("num_workers=") and k != "num_workers=0"),
-                         key=lambda item: item[1]["median"])
+        label = min((k for k in rows if k.startswith("num_workers=") and k != "num_workers=0"),
+                    key=lambda k: rows[k]["median"])
         out.append({"n": n, "batch_size": batch_size, "batches": _batches(n, batch_size), "label": label,
-                    "vs_serial": row["median"] / rows["num_workers=0"]["median"],
-                    "vs_tensorloader": row["median"] / rows["TensorLoader"]["median"]})
+                    "vs_serial": worker_ratios(result, n, "num_workers=0")[label],
+                    "vs_tensorloader": worker_ratios(result, n, "TensorLoader")[label]})
     return out
 
 
@@ -214,37 +315,55 @@ def pin_memory(result: Result) -> str:
     """The pinned-memory timing table; where nothing was timed, only the stamp of the machine that ran it."""
     if not result["rows"]:
         return stamp_line(result)
-    return timing_table(result, result["rows"], label=f"Loader on {result['accelerator']} (time per epoch)")
+    rows = result["rows"]
+    intervals = {row["label"]: timing_ratio(row, rows[0]) for row in rows[1:]}
+    return interval_table(result, rows, intervals, label=f"Loader on {result['accelerator']} (time per epoch)",
+                          baseline=rows[0]["label"])
 
 
 # ---------------------------------------------------------------------------------------------------------
 # The limit: memory bandwidth
 
 
-def _clone_gbps(result: Result) -> dict[int, float]:
-    return {r["width"]: r["gbps"] for r in result["rows"] if r["label"].startswith("clone")}
-
-
 def bandwidth(result: Result) -> str:
-    """Time and GB/s of each way to produce a shuffled full batch, by row width, against clone()."""
-    clone = _clone_gbps(result)
-    rows = []
+    """Time and GB/s of each way to produce a shuffled full batch, by row width, against clone(), with each
+    share's 95 % interval; a note when rows that time the same operation on the same bytes disagree."""
+    rows, named = [], []
     for r in result["rows"]:
         shape = f"{r['rows']:,} × {r['width']:,}"
         if r["median"] is None:
             per_sample = r["label"].startswith("DataLoader, shuffle")
             limit = result["per_sample_limit"] if per_sample else result["batch_sampler_limit"]
             rows.append([shape, r["label"], "not run", f"more than {limit:,} rows", ""])
+        elif r["label"].startswith("clone"):
+            rows.append([shape, r["label"], seconds(r["median"]), f"{r['gbps']:.2f}", "100% (reference)"])
         else:
-            rows.append([shape, r["label"], seconds(r["median"]), f"{r['gbps']:.2f}",
-                         f"{r['gbps'] / clone[r['width']]:.0%}"])
-    return (table([f"rows × floats ({result['megabytes']} MiB)", "what", "median", "GB/s", "of clone()"], rows,
-                  align="llrrr") + "\n" + stamp_line(result))
+            share = of_clone(result, r)
+            rows.append([shape, r["label"], seconds(r["median"]), f"{r['gbps']:.2f}", cell(percent(share))])
+            named.append((f"clone() ÷ {r['label'].split(':')[0]}, {shape}", share))
+    return (table([f"rows × floats ({result['megabytes']} MiB)", "what", "median", "GB/s",
+                   "of clone() (95 % interval)"], rows, align="llrrr")
+            + "\n" + stamp_line(result) + warning(named) + agreement(result))
+
+
+def agreement(result: Result) -> str:
+    """Rows that time the same operation on the same bytes must agree within their uncertainty; if they do not,
+    say so under the table (after a blank line), naming the rows and the ratio between them."""
+    found = disagreements(result)
+    if not found:
+        return ""
+    lines = ['\n!!! warning "Identical operations disagree on this machine"']
+    for operation in dict.fromkeys(d["operation"] for d in found):
+        pairs = "; ".join(f"{a:,} against {b:,} floats per row: {ratio_interval(d['ratio'])}"
+                          for d in found if d["operation"] == operation for a, b in [d["widths"]])
+        lines.append(f"    These rows time the same {operation} of the same {result['megabytes']} MiB; they disagree "
+                     f"beyond their uncertainty ({pairs}): the machine was busy. Re-measure on a quiet machine: "
+                     "`REFRESH=1 make build`.\n")
+    return "\n".join(lines)
 
 
 def tensorloader_of_clone(result: Result) -> list[dict]:
-    """TensorLoader's shuffled-epoch GB/s as a share of clone()'s, by row width in bytes, narrowest first."""
-    clone = _clone_gbps(result)
+    """TensorLoader's shuffled-epoch GB/s as a share of clone()'s (an interval), by row width in bytes, narrowest
+    first."""
     ours = [r for r in result["rows"] if r["label"].startswith("TensorLoader")]
-    return [{"row_bytes": 4 * r["width"], "share": r["gbps"] / clone[r["width"]]}
-            for r in sorted(ours, key=lambda r: r["width"])]
+    return [{"row_bytes": 4 * r["width"], "share": of_clone(result, r)} for r in sorted(ours, key=lambda r: r["width"])]

@@ -13,7 +13,6 @@ import cProfile
 import gc
 import itertools
 import pstats
-import statistics
 import warnings
 from typing import Any, Callable, Iterable, Iterator
 
@@ -24,6 +23,7 @@ from torch.utils.data import (BatchSampler, DataLoader, RandomSampler, Sequentia
                               default_collate)
 
 from snippets.lab import experiment, measure, pick_device, progress
+from snippets.lab.timing import interleaved
 from snippets.tensor_loader import TensorLoader
 
 from ..question import SimpleLinearModel
@@ -144,39 +144,23 @@ def consume(loader: Iterable) -> None:
 
 
 def _timing_row(label: str, timing: dict, **extra: Any) -> dict:
-    return {"label": label, **{k: timing[k] for k in ("median", "iqr", "min", "max", "blocks", "runs")}, **extra}
+    """A timing as a result stores it: the summary, and the rounds or blocks its uncertainty is computed from."""
+    kept = ("median", "iqr", "min", "max", "blocks", "runs", "rounds", "extra_rounds", "samples")
+    return {"label": label, **{k: timing[k] for k in kept if k in timing}, **extra}
 
 
 # ---------------------------------------------------------------------------------------------------------
 # 1. The question's timing, reproduced
 
 
-def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run_time: float,
-                block_time: float = 0.02, repeats: int = 3, device: torch.device | None = None) -> dict[str, dict]:
-    """Time several functions in alternation, so that a slow moment on a shared machine hits them all.
-
-    Each round runs ``measure`` on every function in turn; a function's median is the median of its rounds'
-    medians, its IQR the median of its rounds' IQRs.
-    """
-    rounds_of = {name: [] for name in functions}
-    for _ in range(rounds):
-        for name, fn in functions.items():
-            rounds_of[name].append(measure(fn, repeats=repeats, min_run_time=min_run_time / rounds,
-                                           block_time=block_time, device=device))
-    return {name: {"median": statistics.median(t["median"] for t in timings),
-                   "iqr": statistics.median(t["iqr"] for t in timings),
-                   "min": min(t["min"] for t in timings), "max": max(t["max"] for t in timings),
-                   "blocks": sum(t["blocks"] for t in timings), "runs": sum(t["runs"] for t in timings)}
-            for name, timings in rounds_of.items()}
-
-
 @experiment(timing=True)
 def question_timing(n: int = 1000, epochs: int = 2000, compared_epochs: int = 300, rounds: int = 10,
-                    min_run_time: float = 0.5) -> dict:
+                    min_run_time: float = 0.5, budget_s: float = 20.0) -> dict:
     """The question's loop with four loaders, from one start: time per epoch and every epoch's loss.
 
     The four runs are timed in alternation (``rounds`` rounds, ``min_run_time`` seconds per run in all) over
-    their first epochs; each then continues, untimed, to ``compared_epochs`` epochs, and the losses of every
+    their first epochs, with more rounds, up to ``budget_s`` seconds, while a ratio to the direct loop is
+    still noisy; each then continues, untimed, to ``compared_epochs`` epochs, and the losses of every
     epoch and the weights after the last are compared bit for bit. ``epochs`` is the question's run length,
     used to scale the time per epoch: running the DataLoader variant for all 2000 epochs would take most of
     the page's time budget.
@@ -199,7 +183,8 @@ def question_timing(n: int = 1000, epochs: int = 2000, compared_epochs: int = 30
 
     epochs_of = {name: run_of(name, batches) for name, batches in question_loaders(x, y).items()}
     # Epochs of about a millisecond, in short blocks: many blocks, so medians and minimums are stable.
-    timings = interleaved(epochs_of, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device)
+    timings = interleaved(epochs_of, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device,
+                          baseline="direct", budget_s=budget_s)
     rows = []
     for name, epoch in epochs_of.items():
         rows.append(_timing_row(name, timings[name], timed_epochs=len(losses[name])))
@@ -243,8 +228,12 @@ class CountingTensorDataset(TensorDataset):
 
 
 @experiment(timing=True)
-def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3) -> dict:
-    """One full-batch DataLoader epoch taken apart: calls counted, each stage timed, layout inspected."""
+def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, budget_s: float = 20.0) -> dict:
+    """One full-batch DataLoader epoch taken apart: calls counted, each stage timed, layout inspected.
+
+    The stages are timed in alternation, ``rounds`` rounds, with more rounds while a stage's share of the whole
+    epoch is still noisy (within half of ``budget_s`` seconds); the two training steps likewise.
+    """
     device = pick_device()
     x, y = question_data(n, device)
 
@@ -291,7 +280,8 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3) -> dict
         "default_collate: stack the N samples": lambda: default_collate(samples),
         "the copy alone: clone() of the same bytes": lambda: (x.clone(), y.clone()),
     }
-    timings = interleaved(stages, rounds=rounds, min_run_time=min_run_time, device=device)
+    timings = interleaved(stages, rounds=rounds, min_run_time=min_run_time, device=device,
+                          baseline="whole epoch", budget_s=budget_s / 2)
     rows = [_timing_row(label, timings[label]) for label in stages]
 
     # Memory layout: a training step on the original tensors and on DataLoader's copy.
@@ -301,7 +291,8 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3) -> dict
 
     step_fns = {"training step on x, y": stepper([(x, y)]),
                 "training step on DataLoader's batch": stepper([(x_batch, y_batch)])}
-    step_timings = interleaved(step_fns, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device)
+    step_timings = interleaved(step_fns, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device,
+                               baseline="training step on x, y", budget_s=budget_s / 2)
     steps = [_timing_row(label, step_timings[label]) for label in step_fns]
 
     # One epoch under cProfile.
@@ -357,11 +348,12 @@ def _profile_name(filename: str, line: int, function: str) -> str:
 
 @experiment(timing=True)
 def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 100, 1000, 10_000),
-                       repeats: int = 2, min_run_time: float = 0.05) -> dict:
+                       repeats: int = 3, min_run_time: float = 0.05) -> dict:
     """Time per epoch of every loader at every batch size, sequential and shuffled.
 
-    The DataLoader variants at 1000 or more batches per epoch take about a second an epoch; they are timed
-    once after the warm-up epoch, to keep the page's build time in budget.
+    Every epoch is timed at least ``repeats`` times after a warm-up epoch (three or more, so that every ratio
+    gets an interval); the DataLoader variants at 1000 or more batches per epoch, which take a large part of a
+    second an epoch, are timed exactly three times, to keep the page's build time in budget.
     """
     device = pick_device()
     x, y = question_data(n, device)
@@ -370,8 +362,8 @@ def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 1
     for shuffle, size, name in progress(grid, "loader epochs by batch size"):
         loader = make_loader(name, x, y, size, shuffle)
         slow = name.startswith("DataLoader") and n // size >= 1000
-        timing = measure(lambda: consume(loader), repeats=1 if slow else repeats, min_run_time=min_run_time,
-                         device=device)
+        timing = measure(lambda: consume(loader), repeats=3 if slow else max(3, repeats),
+                         min_run_time=0.0 if slow else min_run_time, device=device)
         points.append(_timing_row(name, timing, shuffle=shuffle, batch_size=size))
     return {"n": n, "device": str(device), "batch_sizes": list(batch_sizes), "points": points}
 
@@ -392,11 +384,12 @@ def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 1
 
 @experiment(timing=True)
 def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000),
-                 per_sample_limit: int = 100_000, repeats: int = 2, min_run_time: float = 0.05) -> dict:
+                 per_sample_limit: int = 100_000, repeats: int = 3, min_run_time: float = 0.05) -> dict:
     """Time per epoch at full batch (one batch of all N samples), sequential, as N grows.
 
-    DataLoader indexes every sample on its own; it runs up to ``per_sample_limit`` samples only. Epochs of
-    100,000 samples or more through a DataLoader variant are timed once after the warm-up epoch.
+    DataLoader indexes every sample on its own; it runs up to ``per_sample_limit`` samples only. Every epoch
+    is timed at least ``repeats`` times (three or more); epochs of 100,000 samples or more through a
+    DataLoader variant exactly three times after the warm-up epoch.
     """
     device = pick_device()
     points = []
@@ -405,8 +398,8 @@ def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000
         x, y = question_data(n, device)
         loader = make_loader(name, x, y, n, shuffle=False)
         slow = name.startswith("DataLoader") and n >= 100_000
-        timing = measure(lambda: consume(loader), repeats=1 if slow else repeats, min_run_time=min_run_time,
-                         device=device)
+        timing = measure(lambda: consume(loader), repeats=3 if slow else max(3, repeats),
+                         min_run_time=0.0 if slow else min_run_time, device=device)
         points.append(_timing_row(name, timing, shuffle=False, n=n))
     return {"device": str(device), "sizes": list(sizes), "per_sample_limit": per_sample_limit, "points": points}
 
@@ -436,10 +429,14 @@ class WideMLP(nn.Module):
 
 
 @experiment(timing=True)
-def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 2, min_run_time: float = 0.3) -> dict:
+def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 3, min_run_time: float = 0.3,
+               budget_s: float = 20.0) -> dict:
     """Loader time per batch against one training step, for the question's MLP and a larger one.
 
-    The step and the two loaders' epochs are timed in alternation, ``rounds`` rounds.
+    The step and the two loaders' epochs are timed in alternation, ``rounds`` rounds, with more rounds (up to
+    five times as many, within ``budget_s`` seconds for both models) while a loader's epoch against the step is
+    still noisy. Each row keeps the three timings (a loader's per epoch of ``batches`` batches) for the intervals
+    of the shares.
     """
     device = pick_device()
     n = batch_size * batches
@@ -465,9 +462,11 @@ def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 2, min_ru
 
         loaders = {name: make_loader(name, x, y, batch_size, shuffle=True) for name in ("DataLoader", "TensorLoader")}
         timed = {"step": step, **{name: (lambda loader=loader: consume(loader)) for name, loader in loaders.items()}}
-        timings = interleaved(timed, rounds=rounds, min_run_time=min_run_time, repeats=2, device=device)
+        timings = interleaved(timed, rounds=rounds, min_run_time=min_run_time, repeats=3, device=device,
+                              baseline="step", budget_s=budget_s / len(setups), max_rounds=5 * rounds)
         rows.append({"model": label, "step": timings["step"]["median"],
-                     **{name: timings[name]["median"] / batches for name in loaders}})
+                     **{name: timings[name]["median"] / batches for name in loaders},
+                     "timings": {name: _timing_row(name, timings[name]) for name in timed}})
     return {"batch_size": batch_size, "batches": batches, "device": str(device), "rows": rows}
 
 
@@ -486,7 +485,7 @@ WORKER_CONFIGS = (
 
 
 @experiment(timing=True)
-def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)), repeats: int = 2,
+def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)), repeats: int = 3,
             min_run_time: float = 0.1) -> dict:
     """DataLoader with worker processes over in-memory CPU tensors, against TensorLoader.
 
@@ -563,11 +562,12 @@ def pin_memory(n: int = 10_000, batch_size: int = 1000, min_run_time: float = 0.
 
 @experiment(timing=True)
 def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), per_sample_limit: int = 65_536,
-              batch_sampler_limit: int = 131_072, repeats: int = 2, min_run_time: float = 0.1) -> dict:
+              batch_sampler_limit: int = 131_072, repeats: int = 3, min_run_time: float = 0.1) -> dict:
     """GB/s of a shuffled full batch from each loader, next to clone() of the same bytes.
 
     The dataset is one float32 tensor of ``megabytes`` MiB (more than a typical last-level cache), with
-    rows of ``width`` floats. GB/s counts the bytes of the batch produced per second.
+    rows of ``width`` floats. GB/s counts the bytes of the batch produced per second. Every variant is timed
+    at least three times; the DataLoader epochs of 65,536 rows or more, about a second each, exactly three.
     """
     device = pick_device()
     rows = []
@@ -593,9 +593,10 @@ def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), pe
             if fn is None:
                 rows.append({"label": label, "width": width, "rows": count, "median": None})
                 continue
-            slow = label.startswith("DataLoader") and count >= 65_536  # about a second an epoch: timed once
+            slow = label.startswith("DataLoader") and count >= 65_536  # about a second an epoch
             with torch.random.fork_rng(devices=[]):
-                timing = measure(fn, repeats=1 if slow else repeats, min_run_time=min_run_time, device=device)
+                timing = measure(fn, repeats=3 if slow else max(3, repeats), min_run_time=0.0 if slow else min_run_time,
+                                 device=device)
             rows.append(_timing_row(label, timing, width=width, rows=count,
                                     gbps=megabytes * 2**20 / timing["median"] / 1e9))
         del x, target, permutation, dataset

@@ -5,8 +5,10 @@ It imports nothing of ``figures`` or ``checks``, and ``measure`` never imports i
 
 from __future__ import annotations
 
+import statistics
 from typing import Callable
 
+from snippets.lab import timing
 from snippets.lab.cache import Result
 
 
@@ -38,3 +40,23 @@ def seconds_per_step(result: Result, order: str, step: int) -> dict[int, float]:
         if record is not None:
             found[run["batch_size"]] = record["seconds"] / step
     return found
+
+
+def step_costs(result: Result, order: str) -> dict[int, dict]:
+    """Training seconds per optimizer step by batch size, as a timing: the median over the run's epochs, and each
+    epoch's time per step (``samples``), from which ``snippets.lab.timing.ratio`` bootstraps an interval."""
+    found = {}
+    for run in runs(result, order):
+        per_step = [seconds / run["steps_per_epoch"] for seconds in run.get("epoch_seconds") or ()]
+        if per_step:
+            found[run["batch_size"]] = {"median": statistics.median(per_step), "samples": per_step}
+    return found
+
+
+def step_cost_ratio(result: Result, order: str) -> dict:
+    """The dearest step against the cheapest (by median), with its 95 % interval: ``{"dearest", "cheapest",
+    "ratio"}``, batch sizes and an interval."""
+    costs = step_costs(result, order)
+    cheapest = min(costs, key=lambda batch: costs[batch]["median"])
+    dearest = max(costs, key=lambda batch: costs[batch]["median"])
+    return {"cheapest": cheapest, "dearest": dearest, "ratio": timing.ratio(costs[dearest], costs[cheapest])}

@@ -68,7 +68,8 @@ def train(state: dict, x: torch.Tensor, y: torch.Tensor, *, batch_size: int, epo
     """Train a copy of ``state`` with the question's loop; record the full-dataset loss at ``checkpoints``.
 
     Batches are sliced from the tensors (the same batches a ``DataLoader`` over a ``TensorDataset`` yields,
-    without its per-sample overhead). ``seconds`` is training time only: evaluations are not timed. The
+    without its per-sample overhead). ``seconds`` is training time only: evaluations are not timed;
+    ``epoch_seconds`` is the training time of each epoch, the repeats a time per step is bootstrapped over. The
     trained model is returned under ``"model"`` for callers that need it (it is not part of any result).
     """
     device = x.device
@@ -79,9 +80,11 @@ def train(state: dict, x: torch.Tensor, y: torch.Tensor, *, batch_size: int, epo
     checkpoints = checkpoints if checkpoints is not None else set()
     step = samples = 0
     seconds = 0.0
+    epoch_seconds: list[float] = []
     records = [{"step": 0, "samples": 0, "seconds": 0.0, "loss": full_loss(model, x, y)}]
     predictions: dict[str, list[float]] = {}
     for _ in range(epochs):
+        before = seconds
         _sync(device)
         start = time.perf_counter()
         for index in batch_indices(n, batch_size, order, generator):
@@ -107,7 +110,8 @@ def train(state: dict, x: torch.Tensor, y: torch.Tensor, *, batch_size: int, epo
                 start = time.perf_counter()
         _sync(device)
         seconds += time.perf_counter() - start
-    return {"records": records, "steps": step, "samples": samples, "seconds": seconds,
+        epoch_seconds.append(seconds - before)
+    return {"records": records, "steps": step, "samples": samples, "seconds": seconds, "epoch_seconds": epoch_seconds,
             "final_loss": full_loss(model, x, y), "predictions": predictions, "model": model}
 
 
@@ -191,7 +195,8 @@ def curves(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 
                     predict_index=predict_index)
         runs.append({"order": order, "batch_size": batch_size, "steps_per_epoch": per_epoch, "epochs": run_epochs,
                      "shared": False, "records": out["records"], "steps": out["steps"],
-                     "samples": out["samples"], "seconds": out["seconds"], "predictions": out["predictions"]})
+                     "samples": out["samples"], "seconds": out["seconds"], "epoch_seconds": out["epoch_seconds"],
+                     "predictions": out["predictions"]})
     for order in orders[1:]:
         for run in [r for r in runs if r["order"] == orders[0] and r["batch_size"] >= n_samples]:
             runs.append({**run, "order": order, "shared": True})

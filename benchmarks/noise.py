@@ -1,0 +1,101 @@
+"""Timings on a busy machine: re-measure every timing idle, then with busy-loop processes beside the build.
+
+Builds a throwaway copy of the project (with a copy of the caches, so only timing experiments run) twice with
+``REFRESH=timing``: once as the machine is, once with two busy-loop processes (bounded: they are stopped by this
+script, and killed at the latest after ``--busy-limit`` seconds). Then, page by page, it pairs the ratios the
+two builds print ("7.7× (7.4–8.1)", in page order) and reports:
+
+* every ratio whose idle and busy intervals do not overlap — a finding that noise changed (target: none);
+* every noise warning and undecided claim shown in the idle build (target: none).
+
+    python benchmarks/noise.py [--busy 2] [--busy-limit 1800]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from edit_rebuild import project_copy  # noqa: E402
+
+PAGES = ["index.html", "loader-overhead/index.html", "update-steps/index.html"]
+RATIO = re.compile(r"([\d.,]+)× \(([\d.,]+)–([\d.,]+)\)")
+
+
+def _busy(limit: float) -> None:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        pass
+
+
+def _build(copy: Path, site: Path) -> tuple[float, str]:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results"),
+           "REFRESH": "timing"}
+    start = time.monotonic()
+    process = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)], cwd=copy,
+                             env=env, capture_output=True, text=True)
+    if process.returncode != 0:
+        sys.exit(f"the build failed:\n{process.stderr[-4000:]}")
+    return time.monotonic() - start, process.stderr
+
+
+def _ratios(html: str) -> list[tuple[float, float, float]]:
+    text = re.sub(r"<[^>]+>", "", html)
+    return [tuple(float(x.replace(",", "")) for x in match) for match in RATIO.findall(text)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--busy", type=int, default=2, help="busy-loop processes beside the second build")
+    parser.add_argument("--busy-limit", type=float, default=1800.0, help="seconds after which they stop anyway")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="pitfalls-noise-") as tmp:
+        copy = project_copy(Path(tmp))
+        idle_s, _ = _build(copy, copy / "idle")
+        loops = [multiprocessing.get_context("spawn").Process(target=_busy, args=(args.busy_limit,), daemon=True)
+                 for _ in range(args.busy)]
+        for loop in loops:
+            loop.start()
+        try:
+            busy_s, _ = _build(copy, copy / "busy")
+        finally:
+            for loop in loops:
+                loop.terminate()
+                loop.join(timeout=10)
+        report, flagged, total = [], [], 0
+        for page in PAGES:
+            idle_html = (copy / "idle" / page).read_text(encoding="utf-8")
+            busy_html = (copy / "busy" / page).read_text(encoding="utf-8")
+            idle, busy = _ratios(idle_html), _ratios(busy_html)
+            if len(idle) != len(busy):
+                report.append(f"{page}: {len(idle)} ratios idle but {len(busy)} busy (a table changed shape)")
+            for i, (a, b) in enumerate(zip(idle, busy)):
+                total += 1
+                if a[2] < b[1] or b[2] < a[1]:
+                    report.append(f"{page} ratio #{i + 1}: idle {a[0]}× ({a[1]}–{a[2]}) vs busy {b[0]}× "
+                                  f"({b[1]}–{b[2]})")
+            flagged += [f"{page}: noise warning" for _ in range(idle_html.count("Noisy measurement on this machine"))]
+            flagged += [f"{page}: undecided claim" for _ in range(idle_html.count("pitfalls-claim--undecided"))]
+    print("| build (REFRESH=timing) | seconds |")
+    print("| --- | ---: |")
+    print(f"| idle | {idle_s:.0f} |")
+    print(f"| with {args.busy} busy-loop processes | {busy_s:.0f} |")
+    print(f"\nRatios compared: {total}. Idle and busy intervals that do not overlap (target: none): {len(report)}")
+    for line in report:
+        print(f"- {line}")
+    print(f"Warnings or undecided claims in the idle build (target: none): {len(flagged)}")
+    for line in flagged:
+        print(f"- {line}")
+    return 1 if report or flagged else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
