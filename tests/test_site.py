@@ -40,7 +40,9 @@ def test_page_has_its_figures_claims_and_tables(built_site, page):
     assert len(_figures(html)) == expected["svg"], f"{page}: not the page's number of inline SVG figures"
     assert all("<svg" in f for f in _figures(html))
     said = len(re.findall(r"\bsay\(", (ROOT / "docs" / expected["source"]).read_text(encoding="utf-8")))
-    assert html.count('class="pitfalls-claim"') == said, f"{page}: not one checked claim per say() in the page"
+    # A timing claim that noise cannot decide on this machine is shown as undecided, still one per say().
+    claims = re.findall(r'class="pitfalls-claim(?: pitfalls-claim--undecided)?"', html)
+    assert len(claims) == said, f"{page}: not one claim per say() in the page"
     assert "Traceback" not in html and "exited with" not in html
     if page != "index.html":
         assert "<table>" in html, f"{page}: no table"
