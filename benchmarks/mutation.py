@@ -64,7 +64,10 @@ class Mutant:
 
 def mutmut(*args: str) -> int:
     executable = Path(sys.executable).with_name("mutmut")
-    return subprocess.run([str(executable), *args], cwd=ROOT).returncode
+    # One intra-op thread: mutmut forks its workers from a process that has run torch, and a forked OpenMP pool
+    # spins, burning the CPU-time budget by which mutmut tells a hanging mutant (slow tests counted as "killed").
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return subprocess.run([str(executable), *args], cwd=ROOT, env=env).returncode
 
 
 def load_mutants() -> list[Mutant]:

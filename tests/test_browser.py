@@ -8,7 +8,7 @@ those visits recorded. Screenshots are saved under ``test-artifacts/screenshots/
 
 Accessibility is checked by axe-core (the engine behind Lighthouse's accessibility audit, bundled by the
 ``axe-playwright-python`` package) with every rule it runs by default, on every page in both palettes: once
-as the page loads in the light palette, once after the switch to the dark one.
+as the page loads in the light palette, once after the switch to the dark one, and once on the phone.
 
 ``PITFALLS_SITE_DIR=<folder>`` tests an existing build instead of building the site. ``CHROMIUM=<path>``
 chooses the browser (default ``/usr/bin/chromium``).
@@ -144,7 +144,7 @@ MEASURE_JS = r"""
   };
 
   // A figure is laid out only near the screen (content-visibility: auto); measure each one as drawn there.
-  for (const box of document.querySelectorAll('figure.pitfalls-figure, .tabbed-set')) {
+  for (const box of document.querySelectorAll('figure.pitfalls-figure')) {
     box.style.contentVisibility = 'visible';
   }
   out.figures = [...document.querySelectorAll('figure.pitfalls-figure')].map((figure, index) => {
@@ -451,6 +451,7 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
     phone = _Session(browser, base_url, viewport=PHONE, phone=True)
     try:
         response = phone.open(url)
+        record["axe"]["phone"] = _axe(axe, phone.page)
         record["phone"] = phone.page.evaluate(MEASURE_JS, {"contrast": False, "details": False})
         record["phone"]["status"] = response.status if response else None
         phone.page.screenshot(path=str(artifacts / f"{slug(page)}-phone.png"), animations="disabled")
@@ -677,14 +678,14 @@ def test_search_finds_the_right_page(browser, base_url, term, expected):
 
 def test_no_accessibility_violations_in_either_palette(visits):
     """axe-core, with every rule it runs by default (WCAG 2 A and AA, and its best practices), finds nothing on
-    any page, in the light palette or the dark one. Each failure names the page, the palette, the rule and the
-    element, with axe's reason."""
+    any page, in the light palette or the dark one, nor on a phone. Each failure names the page, the view, the
+    rule and the element, with axe's reason."""
     problems, runs = [], 0
     for visit in _visited(visits):
-        for palette in ("light", "dark"):
+        for palette in ("light", "dark", "phone"):
             result = visit["axe"].get(palette)
             if result is None:
-                problems.append(f"/{visit['page']} ({palette}): axe-core did not run (no palette toggle?)")
+                problems.append(f"/{visit['page']} ({palette}): axe-core did not run there (no palette toggle?)")
                 continue
             runs += 1
             if result["rules_passed"] == 0:

@@ -346,3 +346,67 @@ def test_purge_forgets_every_snippets_module(fresh_hook):
     assert set(names) == before and "snippets.step_budget" in names
     assert "snippets.step_budget" not in sys.modules
     assert "snippets.lab.cache" in sys.modules, "the cache is imported again at once, to carry REFRESH over"
+
+
+# ---- more of the hook's contract ---------------------------------------------------------------------------------
+
+
+def test_with_a_repository_the_edit_links_point_at_the_branch(fresh_hook, tmp_path, monkeypatch):
+    monkeypatch.delenv("REPO_BRANCH", raising=False)
+    config = _config(tmp_path)
+    config.repo_url, config.edit_uri = "https://github.com/owner/repo", "unchanged"
+    fresh_hook.on_config(config)
+    assert config.edit_uri == "edit/main/docs/"
+    monkeypatch.setenv("REPO_BRANCH", "gh-pages-source")
+    fresh_hook.on_config(config)
+    assert config.edit_uri == "edit/gh-pages-source/docs/"
+
+
+def test_without_a_repository_the_edit_links_are_left_alone(fresh_hook, tmp_path):
+    config = _config(tmp_path)
+    config.repo_url, config.edit_uri = None, "unchanged"
+    fresh_hook.on_config(config)
+    assert config.edit_uri == "unchanged"
+
+
+def test_the_wrapped_converter_still_calls_mkdocs_jupyters(fresh_hook, tmp_path, monkeypatch):
+    from mkdocs_jupyter import plugin as jupyter_plugin
+
+    calls = []
+    monkeypatch.setattr(jupyter_plugin.convert, "nb2html", lambda path, **options: calls.append(path) or "<p>")
+    fresh_hook.on_config(_config(tmp_path, _jupyter_plugin()))
+    assert jupyter_plugin.convert.nb2html("page.ipynb") == "<p>" and calls == ["page.ipynb"]
+
+
+def test_the_converter_defaults_to_no_execution(tmp_path):
+    calls = []
+    convert = hook._keep_executed(lambda nb_path, **options: calls.append((nb_path, options)) or "<html>")
+    convert("question.py")
+    assert calls == [("question.py", {"execute": False, "kernel_name": ""})]
+
+
+def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(tmp_path, monkeypatch, caplog):
+    import nbclient
+
+    class FakeClient:
+        def __init__(self, notebook, **options):
+            pass
+
+        def execute(self):
+            pass
+
+    monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
+    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "not" / "yet" / "there")
+    source = tmp_path / "question.py"
+    source.write_text("# %%\nprint(1)\n")
+    convert = hook._keep_executed(lambda nb_path, **options: "<html>")
+    with caplog.at_level(logging.INFO, logger="mkdocs.plugins.pitfalls"):
+        convert(str(source), execute=True)
+    assert _pitfalls_records(caplog) == [(logging.INFO, f"pitfalls: executing notebook {source}")]
+    assert hook._executed_path(str(source)).is_file()
+
+
+def test_purge_works_before_the_cache_was_ever_imported(fresh_hook):
+    del sys.modules["snippets.lab.cache"]
+    fresh_hook.purge_snippets()
+    assert sys.modules["snippets.lab.cache"]._refreshed == set()

@@ -347,3 +347,50 @@ def test_ids_referenced_by_href_are_kept_and_others_are_not():
                  "<g style='a: b'><use xlink:href='#kept' transform='x'/><a href='https://example.org/dropped'>"
                  "<text>t</text></a></g>")
     assert {el.get("id") for el in root.iter() if el.get("id")} == {"kept"}
+
+
+# ---- ratios with their intervals -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("half_width, decimals", [
+    (None, 2), (0, 2), (-1.0, 2), (math.inf, 2), (0.004, 2), (0.0099, 2), (0.01, 2), (0.05, 2), (0.099, 2),
+    (0.1, 1), (0.5, 1), (0.99, 1), (1.0, 0), (5, 0), (500, 0),
+])
+def test_decimals_follow_the_intervals_half_width(half_width, decimals):
+    assert render._decimals_for(half_width) == decimals
+
+
+@pytest.mark.parametrize("interval, text", [
+    ({"value": 7.73, "low": 7.4, "high": 8.1}, "7.7× (7.4–8.1)"),
+    ({"value": 7.73, "low": 7.72, "high": 7.74}, "7.73× (7.72–7.74)"),
+    ({"value": 7.731, "low": None, "high": 8.1}, "7.73× (no interval: too few repeats)"),
+    ({"value": 1234.5, "low": 1200.0, "high": None}, "1,234.50× (no interval: too few repeats)"),
+    ({"value": 12.3, "low": 11.0, "high": 14.0}, "12× (11–14)"),
+    ({"value": 1234.0, "low": 1200.0, "high": 1300.0}, "1,230× (1,200–1,300)"),
+    ({"value": 573210.0, "low": 560000.0, "high": 720000.0}, "570,000× (560,000–720,000)"),
+    ({"value": 0.0123, "low": 0.011, "high": 0.0135}, "0.012× (0.011–0.013)"),
+    ({"value": 0.05, "low": 0.049, "high": 0.051}, "0.050× (0.049–0.051)"),
+    ({"value": 0.0004, "low": 0.0003, "high": 0.0005}, "0.00040× (0.00030–0.00050)"),
+    ({"value": -0.05, "low": -0.06, "high": -0.04}, "-0.050× (-0.060–-0.040)"),
+    ({"value": 0.0, "low": -0.1, "high": 0.1}, "0.0× (-0.1–0.1)"),
+])
+def test_a_ratio_is_printed_at_the_precision_its_interval_supports(interval, text):
+    assert render.ratio_interval(interval) == text
+    assert render.ratio_interval(interval, suffix="") == text.replace("×", "")
+
+
+def test_no_noise_no_warning():
+    assert render.noise_warning([]) == ""
+
+
+def test_noisy_ratios_are_named_in_a_visible_warning():
+    assert render.noise_warning([("DataLoader / direct", {"value": 7.73, "low": 5.0, "high": 11.0}),
+                                 ("share", {"value": 2.0, "low": None, "high": None})]) == (
+        '!!! warning "Noisy measurement on this machine"\n'
+        "    These ratios vary by more than ±10% across the repeated rounds, so their values are not findings: the "
+        "machine was busy while they were measured.\n"
+        "\n"
+        "    - DataLoader / direct: 8× (5–11), spread ±39%\n"
+        "    - share: 2.00× (no interval: too few repeats), spread no interval (too few repeats)\n"
+        "\n"
+        "    Re-measure on a quiet machine: `REFRESH=1 make build`.\n")

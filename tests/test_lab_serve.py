@@ -129,6 +129,7 @@ def test_help_says_what_it_does(capsys):
             in out)
     assert "--addr ADDR host:port to serve on (make serve PORT=…)" in out
     assert "--config CONFIG MkDocs configuration file" in out
+    assert "python -m snippets.lab.serve" not in out, "only the docstring's first paragraph describes it"
 
 
 class _Stderr:

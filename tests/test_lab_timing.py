@@ -7,6 +7,7 @@ only counts and orderings).
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -167,3 +168,198 @@ def test_real_timer_counts_calls():
     assert stats["blocks"] >= 5 and stats["runs"] == stats["blocks"]
     assert len(calls) == stats["runs"] + 1
     assert stats["min"] <= stats["median"] <= stats["max"] and stats["iqr"] >= 0
+
+
+# ---- intervals: samples, quantiles, ratios, decisions -----------------------------------------------------------
+
+
+def test_samples_are_the_blocks_times_thinned_evenly():
+    assert timing._thin([1.0, 2.0, 3.0]) == [1.0, 2.0, 3.0]
+    assert timing._thin(list(range(10)), limit=4) == [0, 2, 5, 7]
+    assert len(timing._thin(list(range(1000)))) == timing.MAX_SAMPLES == 64
+    assert timing._thin(list(range(1000)))[:3] == [0, 15, 31]
+
+
+def test_measure_keeps_the_blocks_times_as_samples(fake):
+    fake.per_call = [1e-3, 3e-3, 1e-3, 2e-3]
+    stats = measure(lambda: None, repeats=3, min_run_time=0.0, block_time=0.001)
+    assert stats["samples"] == pytest.approx([3e-3, 1e-3, 2e-3])
+
+
+@pytest.mark.parametrize("q, value", [(0.0, 1.0), (0.25, 2.0), (0.3, 2.2), (0.5, 3.0), (0.9, 4.6), (1.0, 5.0)])
+def test_quantiles_interpolate_between_sorted_values(q, value):
+    assert timing._quantile([1.0, 2.0, 3.0, 4.0, 5.0], q) == pytest.approx(value)
+
+
+def test_quantile_of_two_values():
+    assert timing._quantile([10.0, 20.0], 0.5) == 15.0 and timing._quantile([7.0], 0.9) == 7.0
+
+
+PAIRED_A = {"rounds": [2.0, 3.0, 4.0, 5.0], "median": 3.5}
+PAIRED_B = {"rounds": [1.0, 1.0, 1.0, 1.0], "median": 1.0}
+
+
+def test_a_paired_ratio_is_the_median_of_the_rounds_ratios_with_a_fixed_bootstrap():
+    assert timing.ratio(PAIRED_A, PAIRED_B) == {"value": 3.5, "low": 2.0, "high": 5.0, "paired": True, "n": 4}
+    assert timing.ratio(PAIRED_A, PAIRED_B, confidence=0.5, resamples=50) == \
+        {"value": 3.5, "low": 3.0, "high": 4.0, "paired": True, "n": 4}
+
+
+def test_an_unpaired_ratio_resamples_each_side():
+    result = timing.ratio({"median": 2.0, "samples": [1.9, 2.0, 2.1, 2.2]},
+                          {"median": 1.0, "samples": [0.9, 1.0, 1.1]})
+    assert result == pytest.approx({"value": 2.0, "low": 1.7727272727, "high": 2.3888888889, "paired": False,
+                                    "n": 3})
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    ({"rounds": [2.0, 4.0], "median": 3.0}, {"rounds": [1.0, 1.0], "median": 1.0},
+     {"value": 3.0, "low": None, "high": None, "paired": True, "n": 2}),
+    ({"median": 2.0, "samples": [1.0, 2.0]}, {"median": 1.0, "samples": [1.0, 1.0, 1.0]},
+     {"value": 2.0, "low": None, "high": None, "paired": False, "n": 2}),
+    ({"median": 2.0}, {"median": 1.0}, {"value": 2.0, "low": None, "high": None, "paired": False, "n": 0}),
+    ({"rounds": [2.0, 4.0, 6.0], "median": 4.0}, {"rounds": [1.0, 1.0], "median": 1.0, "samples": [1.0]},
+     {"value": 4.0, "low": None, "high": None, "paired": False, "n": 0}),
+])
+def test_too_few_rounds_or_blocks_give_no_interval(a, b, expected):
+    assert timing.ratio(a, b) == expected
+
+
+def test_three_rounds_are_enough_for_an_interval():
+    result = timing.ratio({"rounds": [2.0, 3.0, 4.0], "median": 3.0}, {"rounds": [1.0, 1.0, 1.0], "median": 1.0})
+    assert result["low"] is not None and result["low"] <= 3.0 <= result["high"] and result["n"] == 3
+
+
+def test_rounds_on_one_side_only_are_not_paired():
+    result = timing.ratio({"rounds": [2.0, 3.0, 4.0], "median": 3.0, "samples": [3.0, 3.0, 3.0]},
+                          {"median": 1.0, "samples": [1.0, 1.0, 1.0]})
+    assert result == {"value": 3.0, "low": 3.0, "high": 3.0, "paired": False, "n": 3}
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, 1.5, -0.1])
+def test_confidence_is_a_fraction(confidence):
+    with pytest.raises(ValueError) as raised:
+        timing.ratio(PAIRED_A, PAIRED_B, confidence=confidence)
+    assert str(raised.value) == f"confidence must be between 0 and 1, got {confidence}"
+
+
+@pytest.mark.parametrize("interval, spread", [
+    ({"value": 2.0, "low": 1.0, "high": 3.0}, 0.5), ({"value": -2.0, "low": -3.0, "high": -1.0}, 0.5),
+    ({"value": 2.0, "low": None, "high": 3.0}, math.inf), ({"value": 2.0, "low": 1.0, "high": None}, math.inf),
+    ({"value": 0.0, "low": -1.0, "high": 1.0}, math.inf), ({"value": 2.0}, math.inf),
+])
+def test_relative_spread_is_half_the_width_over_the_value(interval, spread):
+    assert timing.relative_spread(interval) == spread
+
+
+@pytest.mark.parametrize("low, high, noisy", [(0.95, 1.05, False), (0.89, 1.11, True), (None, None, True)])
+def test_noisy_is_wider_than_ten_percent_either_way(low, high, noisy):
+    assert timing.is_noisy({"value": 1.0, "low": low, "high": high}) is noisy
+
+
+def test_noisy_is_strictly_wider_than_the_tolerance():
+    interval = {"value": 4.0, "low": 3.5, "high": 4.5}  # exactly ±12.5 %
+    assert timing.is_noisy(interval, tolerance=0.125) is False and timing.is_noisy(interval, tolerance=0.124) is True
+
+
+@pytest.mark.parametrize("relation, low, high, decided", [
+    (">", 3.1, 4.0, True), (">", 3.0, 4.0, None), (">", 2.0, 3.0, False), (">", 2.0, 2.9, False), (">", 2.9, 3.1, None),
+    ("<", 2.0, 2.9, True), ("<", 2.0, 3.0, None), ("<", 3.0, 4.0, False), ("<", 3.1, 4.0, False), ("<", 2.9, 3.1, None),
+    (">", None, 4.0, None), ("<", 2.0, None, None),
+])
+def test_a_claim_is_decided_only_by_the_whole_interval(relation, low, high, decided):
+    assert timing.decide({"value": 3.5, "low": low, "high": high}, relation, 3.0) is decided
+
+
+def test_decide_knows_two_relations():
+    with pytest.raises(ValueError) as raised:
+        timing.decide({"value": 1.0, "low": 0.5, "high": 1.5}, ">=", 1.0)
+    assert str(raised.value) == "relation must be '>' or '<', got '>='"
+
+
+# ---- interleaved rounds --------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def scripted_measure(monkeypatch):
+    """``measure`` replaced: each call returns the next scripted median for that function; calls recorded."""
+    script: dict = {}
+    calls: list = []
+    clock = Clock()
+
+    def fake_measure(fn, *, repeats, min_run_time, block_time, device):
+        name = fn()
+        calls.append((name, repeats, min_run_time, block_time, device))
+        median = script[name].pop(0)
+        clock.now += 1.0
+        return {"median": median, "iqr": median / 10, "min": median * 0.9, "max": median * 1.1, "blocks": 3,
+                "runs": 30}
+
+    monkeypatch.setattr(timing, "measure", fake_measure)
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    return SimpleNamespace(script=script, calls=calls)
+
+
+def test_interleaved_alternates_and_summarises_the_rounds(scripted_measure):
+    scripted_measure.script.update(a=[1.0, 3.0, 2.0], b=[10.0, 30.0, 20.0])
+    result = timing.interleaved({"a": lambda: "a", "b": lambda: "b"}, rounds=3, min_run_time=0.6, block_time=0.01,
+                                repeats=2, device="dev")
+    assert [c[0] for c in scripted_measure.calls] == ["a", "b"] * 3
+    assert all(c[1:] == (2, pytest.approx(0.2), 0.01, "dev") for c in scripted_measure.calls)
+    rounds = result["a"].pop("rounds")
+    assert rounds == [1.0, 3.0, 2.0]
+    assert result["a"] == pytest.approx({"median": 2.0, "iqr": 0.2, "min": 0.9, "max": 3.3, "blocks": 9, "runs": 90,
+                                         "extra_rounds": 0})
+    assert result["b"]["rounds"] == [10.0, 30.0, 20.0] and result["b"]["extra_rounds"] == 0
+
+
+def test_interleaved_defaults(scripted_measure):
+    scripted_measure.script.update(a=[1.0])
+    timing.interleaved({"a": lambda: "a"}, rounds=1, min_run_time=0.5)
+    assert scripted_measure.calls == [("a", 3, 0.5, 0.02, None)]
+
+
+def test_a_noisy_ratio_gets_more_rounds_within_the_budget(scripted_measure):
+    scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0, 2.0, 4.0, 2.0, 4.0, 2.0, 4.0, 2.0])
+    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=3, min_run_time=0.3,
+                                baseline="base", budget_s=5.0, max_rounds=8)
+    # each round takes 2 s on the scripted clock: two more rounds fit in 5 s
+    assert result["base"]["extra_rounds"] == result["slow"]["extra_rounds"] == 2
+    assert len(result["slow"]["rounds"]) == 5
+
+
+def test_more_rounds_stop_at_max_rounds(scripted_measure):
+    scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0] * 5)
+    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=2, min_run_time=0.3,
+                                baseline="base", budget_s=100.0, max_rounds=4)
+    assert result["base"]["extra_rounds"] == 2
+
+
+def test_max_rounds_defaults_to_three_times_the_rounds(scripted_measure):
+    scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0] * 5)
+    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=2, min_run_time=0.3,
+                                baseline="base", budget_s=100.0)
+    assert result["base"]["extra_rounds"] == 4
+
+
+def test_no_budget_no_extra_rounds(scripted_measure):
+    scripted_measure.script.update(base=[1.0] * 3, slow=[2.0, 4.0, 2.0])
+    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=3, min_run_time=0.3,
+                                baseline="base")
+    assert result["slow"]["extra_rounds"] == 0
+
+
+def test_a_steady_ratio_needs_no_extra_rounds(scripted_measure):
+    scripted_measure.script.update(base=[1.0] * 3, slow=[2.0] * 3)
+    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=3, min_run_time=0.3,
+                                baseline="base", budget_s=100.0)
+    assert result["slow"]["extra_rounds"] == 0
+
+
+def test_interleaved_checks_its_arguments():
+    with pytest.raises(ValueError) as raised:
+        timing.interleaved({"a": lambda: None}, rounds=0, min_run_time=0.1)
+    assert str(raised.value) == "rounds must be >= 1, got 0"
+    with pytest.raises(ValueError) as raised:
+        timing.interleaved({"a": lambda: None, "b": lambda: None}, rounds=1, min_run_time=0.1, baseline="c")
+    assert str(raised.value) == "baseline 'c' is not one of the timed functions: a, b"

@@ -1,0 +1,272 @@
+"""The code panel's parts, on a throwaway page package (snippets.experiments.fakepage, in a temporary folder):
+which helpers it lists, the provenance line, links, captions, and what it writes to the code cache."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import sys
+import textwrap
+import types
+
+import pytest
+
+import snippets.experiments
+from snippets.lab import cache, provenance
+from snippets.lab.cache import Result
+
+MEASURE = '''
+from snippets.lab import experiment
+from snippets.seeding import same_parameters
+from snippets.step_budget import steps_per_epoch
+from . import figures, tools
+
+LIMIT = 3
+
+
+def helper(x):
+    return tools.deep(x)
+
+
+class Model:
+    def forward(self):
+        return helper(1)
+
+
+@experiment()
+def measured(n: int = 2) -> dict:
+    Model().forward()
+    figures.draw()
+    same_parameters
+    steps_per_epoch
+    return {"n": n, "limit": LIMIT}
+'''
+
+
+@pytest.fixture()
+def fakepage(tmp_path, monkeypatch):
+    package = tmp_path / "fakepage"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "measure.py").write_text(MEASURE)
+    (package / "figures.py").write_text("def draw():\n    return 'figure'\n")
+    (package / "tools.py").write_text("def deep(x):\n    return x\n\n\ndef unused():\n    return 0\n")
+    monkeypatch.setattr(snippets.experiments, "__path__", [*snippets.experiments.__path__, str(tmp_path)])
+    monkeypatch.setattr(cache, "current_page", None)
+    monkeypatch.setattr(provenance, "shown_on_page", {})
+    monkeypatch.setattr(provenance, "_helpers_on_page", {})
+    monkeypatch.delenv("REPO_URL", raising=False)
+    monkeypatch.delenv("REPO_REF", raising=False)
+    monkeypatch.delenv("REPO_BRANCH", raising=False)
+    module = importlib.import_module("snippets.experiments.fakepage.measure")
+    yield module
+    for name in [n for n in sys.modules if n.startswith("snippets.experiments.fakepage")]:
+        del sys.modules[name]
+
+
+def test_helpers_are_the_page_packages_functions_and_classes_it_reaches(fakepage):
+    found, recipes = provenance.helpers(fakepage.measured.func)
+    assert {obj.__qualname__ for obj in found} == {"Model", "helper", "deep"}
+    assert [r.__name__ for r in recipes] == ["same_parameters", "steps_per_epoch"]
+
+
+@pytest.mark.parametrize("module, measuring", [
+    ("snippets.experiments.fakepage.measure", True), ("snippets.experiments.question", True),
+    ("snippets.lab.timing", True), ("snippets.experiments.fakepage.figures", False),
+    ("snippets.experiments.fakepage.checks", False), ("snippets.lab.render", False), ("numpy", False),
+])
+def test_what_decides_a_measurement(module, measuring):
+    def function():
+        return None
+
+    function.__module__ = module
+    assert provenance._measuring(function) is measuring
+    assert provenance._measuring(types.SimpleNamespace(__module__=module)) is False, "functions and classes only"
+
+
+def test_objects_without_a_module_do_not_measure():
+    class NoModule:
+        pass
+
+    NoModule.__module__ = None
+    assert provenance._measuring(NoModule) is False
+    assert provenance._measuring(3) is False
+
+
+def test_the_code_of_a_class_is_its_methods(fakepage):
+    codes = provenance._code_of(fakepage.Model)
+    assert [c.co_name for c in codes] == ["forward"]
+    assert provenance._code_of(fakepage.helper) == [fakepage.helper.__code__]
+    assert provenance._code_of(3) == []
+
+
+def test_a_helper_without_globals_uses_its_modules(fakepage):
+    found, _ = provenance.helpers(fakepage.Model)
+    assert [obj.__qualname__ for obj in found] == ["helper", "deep"]
+
+
+@pytest.mark.parametrize("obj, name", [
+    ("measure.helper", "fakepage.measure.helper"), ("measure.Model", "fakepage.measure.Model"),
+])
+def test_qualified_names_drop_the_package_prefix(fakepage, obj, name):
+    assert provenance._qualname(getattr(fakepage, obj.split(".")[1])) == name
+
+
+def test_qualified_names_of_lab_and_recipes():
+    from snippets.lab import timing
+    from snippets.seeding import same_parameters
+
+    assert provenance._qualname(timing.measure) == "lab.timing.measure"
+    assert provenance._qualname(same_parameters) == "seeding.same_parameters"
+
+
+def test_paths_are_relative_to_the_project_or_just_the_file_name(tmp_path):
+    assert provenance._relative(str(cache.PROJECT_ROOT / "snippets" / "seeding.py")) == "snippets/seeding.py"
+    assert provenance._relative(str(tmp_path / "elsewhere.py")) == "elsewhere.py"
+
+
+def test_links_need_a_repository_and_name_the_ref(monkeypatch):
+    assert provenance._link("snippets/seeding.py", 3, 9) is None
+    monkeypatch.setenv("REPO_URL", "https://example.org/o/r//")
+    assert provenance._link("snippets/seeding.py", 3, 9) == "https://example.org/o/r/blob/main/snippets/seeding.py#L3-L9"
+    assert provenance._link("snippets/seeding.py") == "https://example.org/o/r/blob/main/snippets/seeding.py"
+    monkeypatch.setenv("REPO_BRANCH", "dev")
+    assert provenance._link("a.py").startswith("https://example.org/o/r/blob/dev/")
+    monkeypatch.setenv("REPO_REF", "v1.0")
+    assert provenance._link("a.py") == "https://example.org/o/r/blob/v1.0/a.py"
+
+
+def test_highlighted_code_is_kept_on_disk_by_content(private_cache):
+    first = provenance._highlighted("x = 1\n")
+    [stored] = (private_cache.parent / "code").glob("*.html")
+    assert len(stored.stem) == 32 and stored.read_text(encoding="utf-8") == first
+    assert '<span class="n">x</span>' in first
+    stored.write_text("cached copy", encoding="utf-8")
+    assert provenance._highlighted("x = 1\n") == "cached copy"
+    provenance._highlighted("y = 2\n")
+    assert len(list((private_cache.parent / "code").glob("*.html"))) == 2
+
+
+def test_a_source_block_has_one_caption_with_file_and_lines(fakepage, private_cache, monkeypatch):
+    block = provenance.source_block(fakepage.helper)
+    lines, first = inspect.getsourcelines(fakepage.helper)
+    caption = f"measure.py, lines {first}–{first + len(lines) - 1}"  # outside the project: the file's name
+    assert block.count('<span class="filename">') == 1
+    assert f'<span class="filename">{caption}</span><pre>' in block
+    monkeypatch.setenv("REPO_URL", "https://example.org/o/r")
+    linked = provenance.source_block(fakepage.measured)
+    assert '<span class="filename"><a href="https://example.org/o/r/blob/main/measure.py#L' in linked
+
+
+def test_details_are_notes_unless_told(fakepage):
+    assert provenance._details("S", "B") == '<details class="note pitfalls-code"><summary>S</summary>\nB\n</details>'
+    assert provenance._details("S", "B", kind="example", experiment='a"b') == (
+        '<details class="example pitfalls-code" data-experiment="a&quot;b" data-search-exclude><summary>S</summary>'
+        "\nB\n</details>")
+
+
+def _result(fakepage, *, cached=False, computed_at="2026-03-04T05:06:07+00:00", params=None) -> Result:
+    return Result({"n": 2}, "fakepage.measured", {"n": 2} if params is None else params,
+                  {"torch": "x", "device": "cpu", "device_name": "CPU (demo)", "cpu": "demo", "threads": 2},
+                  computed_at, 1.25, False, cached=cached, exp=fakepage.measured)
+
+
+def test_the_provenance_line_of_a_fresh_result(fakepage):
+    assert provenance.provenance_line(_result(fakepage, params={"n": 2, "name": "<x>"})) == (
+        '<p class="pitfalls-provenance"><code>fakepage.measured(n=2, name=&#x27;&lt;x&gt;&#x27;)</code> — took 1.2 s '
+        "to compute, computed by this build. Measured with torch x · CPU (demo) · 2 threads · 2026-03-04.</p>")
+
+
+def test_the_provenance_line_of_a_cached_result_says_when_in_utc(fakepage):
+    line = provenance.provenance_line(_result(fakepage, cached=True, params={}))
+    assert "<code>fakepage.measured(no parameters)</code>" in line
+    assert "read from this machine's result cache (computed 2026-03-04 05:06:07 UTC)." in line
+    other = provenance.provenance_line(_result(fakepage, cached=True, computed_at="2026-03-04T05:06:07+02:00"))
+    assert "(computed 2026-03-04 05:06:07+02:00)." in other
+
+
+def test_a_panel_lists_recipes_helpers_drawing_and_checks(fakepage, private_cache):
+    from snippets.experiments.fakepage import figures
+
+    panel = provenance.code_panel(_result(fakepage), drawn_by=figures.draw)
+    assert panel.startswith('\n<details class="example pitfalls-code" data-experiment="fakepage.measured" '
+                            'data-search-exclude><summary>Code that measured this: <code>fakepage.measured</code>'
+                            "</summary>\n")
+    assert panel.endswith("\n</details>\n")
+    if "MUTANT_UNDER_TEST" in os.environ:  # mutmut wraps each recipe function in a trampoline of its own file
+        assert re.search(r"<p>It uses the recipe code <code>same_parameters</code> \([\w/.]+\), "
+                         r"<code>steps_per_epoch</code> \([\w/.]+\), shown in full on its page.</p>", panel)
+    else:
+        assert ("<p>It uses the recipe code <code>same_parameters</code> (snippets/seeding.py), "
+                "<code>steps_per_epoch</code> (snippets/step_budget.py), shown in full on its page.</p>") in panel
+    assert ("What it calls: <code>fakepage.measure.Model</code>, <code>fakepage.measure.helper</code>, "
+            "<code>fakepage.tools.deep</code>") in panel
+    assert "Drawing code: <code>fakepage.figures.draw</code>" in panel
+    assert panel.count('<span class="filename">') == 5  # the experiment, three helpers, the drawing
+
+
+def test_a_panel_without_recipes_helpers_or_drawings_is_just_the_source(fakepage, private_cache, monkeypatch):
+    monkeypatch.setattr(provenance, "helpers", lambda func: ([], []))
+    panel = provenance.code_panel(_result(fakepage))
+    assert "recipe" not in panel and "What it calls" not in panel and "Drawing code" not in panel
+    assert panel.count("<details") == 1
+    assert provenance.present(_result(fakepage)).startswith("\n\n<details")
+
+
+def test_helpers_shown_earlier_on_the_page_are_named_not_repeated(fakepage, private_cache, monkeypatch):
+    monkeypatch.setattr(cache, "current_page", "fake.md")
+    first = provenance.code_panel(_result(fakepage))
+    second = provenance.code_panel(_result(fakepage))
+    assert first.count('<span class="filename">') == 4 and second.count('<span class="filename">') == 1
+    assert ("<p>Shown in an earlier panel on this page: <code>fakepage.measure.Model</code>, "
+            "<code>fakepage.measure.helper</code>, <code>fakepage.tools.deep</code>.</p>") in second
+    assert provenance.shown_on_page == {"fake.md": {"fakepage.measured"}}
+    monkeypatch.setattr(cache, "current_page", "other.md")
+    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == 4
+
+
+def test_outside_a_page_every_panel_shows_its_helpers(fakepage, private_cache):
+    provenance.code_panel(_result(fakepage))
+    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == 4
+    assert provenance._helpers_on_page == {} and provenance.shown_on_page == {}
+
+
+@pytest.mark.parametrize("bad, name", [({"value": 1}, "dict"), (None, "NoneType")])
+def test_only_results_of_run_have_panels(bad, name):
+    with pytest.raises(TypeError) as raised:
+        provenance.code_panel(bad)
+    assert str(raised.value) == f"code_panel() needs a Result returned by run(), got {name}"
+
+
+def test_a_result_without_its_experiment_has_no_panel(fakepage):
+    result = _result(fakepage)
+    result.exp = None
+    with pytest.raises(TypeError, match="got Result$"):
+        provenance.code_panel(result)
+
+
+def test_present_puts_the_rendering_before_the_panel(fakepage, private_cache):
+    shown = provenance.present(_result(fakepage), lambda result: "<table>")
+    assert shown.startswith("<table>\n\n<details")
+    assert "Drawing code: <code>test_lab_code_panel.test_present_puts_the_rendering_before_the_panel." in shown
+
+
+def test_checks_are_shown_by_name_with_their_source(fakepage, private_cache, monkeypatch):
+    from snippets.lab import claims
+
+    monkeypatch.setattr(claims, "CHECKS", {})
+
+    @claims.check("n is two")
+    def n_is_two(result):
+        return result["n"] == 2, {"n": result["n"]}
+
+    def plain_check(result):
+        return True
+
+    panel = provenance.code_panel(_result(fakepage), checks=[n_is_two, plain_check])
+    assert ("Checks behind the claims: <code>test_lab_code_panel.n_is_two</code>, <code>plain_check</code>"
+            in panel)
+    assert textwrap.dedent(inspect.getsource(inspect.unwrap(n_is_two))).splitlines()[0] in \
+        __import__("html").unescape(__import__("re").sub(r"<[^>]+>", "", panel))
