@@ -191,3 +191,45 @@ def test_claim_names_the_type_that_is_not_a_bool():
     with pytest.raises(TypeError) as raised:
         claim("truthy", "yes", measured=1)  # type: ignore[arg-type]
     assert str(raised.value) == "claim 'truthy': holds must be a bool, got str"
+
+
+# ---- undecided (timing checks) -----------------------------------------------------------------------------------
+
+
+def test_an_undecided_claim_shows_its_interval():
+    outcome = Check("p.c", 'ratio > 3 "x"', None, {"ratio": 2.5, "low": 1.5, "high": 3.5})
+    assert say(outcome, "It is {ratio}") == (
+        '<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" data-check="p.c" title="Undecided on '
+        "this machine: whether ratio &gt; 3 &quot;x&quot; cannot be told apart from noise. Measured: ratio = 2.5, "
+        'low = 1.5, high = 3.5. Re-measure on a quiet machine: REFRESH=1 make build.">It is 2.5 <em>— undecided on '
+        "this machine (95 % interval 1.5 to 3.5)</em></span>")
+
+
+@pytest.mark.parametrize("low, high", [(None, 3.5), (1.5, None), (None, None)])
+def test_an_undecided_claim_without_an_interval_says_why(low, high):
+    text = say(Check("p.c", "ratio > 3", None, {"ratio": 2.5, "low": low, "high": high}), "It is {ratio}")
+    assert text.endswith("It is 2.5 <em>— undecided on this machine (too few repeats for an interval)</em></span>")
+
+
+def test_timing_checks_say_so_and_may_be_undecided(registry):
+    @check("ratio > 3", timing=True)
+    def timed(result):
+        return None, {"ratio": result}
+
+    @check("ratio > 3")
+    def untimed(result):
+        return None, {"ratio": result}
+
+    assert timed.timing is True and untimed.timing is False
+    assert timed(2.0).holds is None
+    with pytest.raises(TypeError) as raised:
+        untimed(2.0)
+    assert str(raised.value) == "check test_lab_claims.untimed: holds must be a bool, got NoneType"
+
+    @check("ratio > 3", timing=True)
+    def wrong(result):
+        return "yes", {}
+
+    with pytest.raises(TypeError) as raised:
+        wrong(1)
+    assert str(raised.value) == "check test_lab_claims.wrong: holds must be a bool or None, got str"

@@ -3,6 +3,7 @@ which helpers it lists, the provenance line, links, captions, and what it writes
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import os
@@ -21,6 +22,7 @@ MEASURE = '''
 from snippets.lab import experiment
 from snippets.seeding import same_parameters
 from snippets.step_budget import steps_per_epoch
+from snippets.tensor_loader import TensorLoader
 from . import figures, tools
 
 LIMIT = 3
@@ -30,18 +32,36 @@ def helper(x):
     return tools.deep(x)
 
 
+def fresh_one():
+    return 1
+
+
 class Model:
     def forward(self):
         return helper(1)
 
 
 @experiment()
+def other(n: int = 1) -> dict:
+    return {"n": tools.deep(n)}
+
+
+@experiment()
 def measured(n: int = 2) -> dict:
     Model().forward()
+    helper(n)
+    other.func
+    measured.name
     figures.draw()
     same_parameters
     steps_per_epoch
+    TensorLoader
     return {"n": n, "limit": LIMIT}
+
+
+@experiment()
+def third() -> dict:
+    return {"x": tools.deep(fresh_one())}
 '''
 
 
@@ -68,8 +88,9 @@ def fakepage(tmp_path, monkeypatch):
 
 def test_helpers_are_the_page_packages_functions_and_classes_it_reaches(fakepage):
     found, recipes = provenance.helpers(fakepage.measured.func)
-    assert {obj.__qualname__ for obj in found} == {"Model", "helper", "deep"}
-    assert [r.__name__ for r in recipes] == ["same_parameters", "steps_per_epoch"]
+    # each once, the experiments it calls included, itself not
+    assert sorted(obj.__qualname__ for obj in found) == ["Model", "deep", "helper", "other"]
+    assert [r.__name__ for r in recipes] == ["TensorLoader", "same_parameters", "steps_per_epoch"]
 
 
 @pytest.mark.parametrize("module, measuring", [
@@ -129,6 +150,8 @@ def test_paths_are_relative_to_the_project_or_just_the_file_name(tmp_path):
 
 def test_links_need_a_repository_and_name_the_ref(monkeypatch):
     assert provenance._link("snippets/seeding.py", 3, 9) is None
+    monkeypatch.setenv("REPO_URL", "https://example.org/o/REPOX/")
+    assert provenance._link("a.py") == "https://example.org/o/REPOX/blob/main/a.py"
     monkeypatch.setenv("REPO_URL", "https://example.org/o/r//")
     assert provenance._link("snippets/seeding.py", 3, 9) == "https://example.org/o/r/blob/main/snippets/seeding.py#L3-L9"
     assert provenance._link("snippets/seeding.py") == "https://example.org/o/r/blob/main/snippets/seeding.py"
@@ -196,15 +219,20 @@ def test_a_panel_lists_recipes_helpers_drawing_and_checks(fakepage, private_cach
                             "</summary>\n")
     assert panel.endswith("\n</details>\n")
     if "MUTANT_UNDER_TEST" in os.environ:  # mutmut wraps each recipe function in a trampoline of its own file
-        assert re.search(r"<p>It uses the recipe code <code>same_parameters</code> \([\w/.]+\), "
-                         r"<code>steps_per_epoch</code> \([\w/.]+\), shown in full on its page.</p>", panel)
+        assert re.search(r"<p>It uses the recipe code <code>TensorLoader</code> \(snippets/tensor_loader.py\), "
+                         r"<code>same_parameters</code> \([\w/.]+\), <code>steps_per_epoch</code> \([\w/.]+\), "
+                         r"shown in full on its page.</p>", panel)
     else:
-        assert ("<p>It uses the recipe code <code>same_parameters</code> (snippets/seeding.py), "
+        assert ("<p>It uses the recipe code <code>TensorLoader</code> (snippets/tensor_loader.py), "
+                "<code>same_parameters</code> (snippets/seeding.py), "
                 "<code>steps_per_epoch</code> (snippets/step_budget.py), shown in full on its page.</p>") in panel
     assert ("What it calls: <code>fakepage.measure.Model</code>, <code>fakepage.measure.helper</code>, "
-            "<code>fakepage.tools.deep</code>") in panel
+            "<code>fakepage.measure.other</code>, <code>fakepage.tools.deep</code>") in panel
     assert "Drawing code: <code>fakepage.figures.draw</code>" in panel
-    assert panel.count('<span class="filename">') == 5  # the experiment, three helpers, the drawing
+    assert panel.count('<span class="filename">') == 6  # the experiment, four helpers, the drawing
+    # one source block after another, nothing between them
+    assert panel.count('</div>\n\n<div class="language-python highlight">') == 3
+    assert '2026-03-04.</p>\n<div class="language-python highlight">' in panel, "the provenance, then the source"
 
 
 def test_a_panel_without_recipes_helpers_or_drawings_is_just_the_source(fakepage, private_cache, monkeypatch):
@@ -219,17 +247,22 @@ def test_helpers_shown_earlier_on_the_page_are_named_not_repeated(fakepage, priv
     monkeypatch.setattr(cache, "current_page", "fake.md")
     first = provenance.code_panel(_result(fakepage))
     second = provenance.code_panel(_result(fakepage))
-    assert first.count('<span class="filename">') == 4 and second.count('<span class="filename">') == 1
+    assert first.count('<span class="filename">') == 5 and second.count('<span class="filename">') == 1
     assert ("<p>Shown in an earlier panel on this page: <code>fakepage.measure.Model</code>, "
-            "<code>fakepage.measure.helper</code>, <code>fakepage.tools.deep</code>.</p>") in second
-    assert provenance.shown_on_page == {"fake.md": {"fakepage.measured"}}
+            "<code>fakepage.measure.helper</code>, <code>fakepage.measure.other</code>, "
+            "<code>fakepage.tools.deep</code>.</p>") in second
+    third = provenance.code_panel(dataclasses.replace(_result(fakepage), exp=fakepage.third))
+    assert third.count('<span class="filename">') == 2, "the new helper is shown, the one shown before is named"
+    assert "def fresh_one" in __import__("html").unescape(re.sub(r"<[^>]+>", "", third))
+    assert "<p>Shown in an earlier panel on this page: <code>fakepage.tools.deep</code>.</p>" in third
+    assert provenance.shown_on_page == {"fake.md": {"fakepage.measured", "fakepage.third"}}
     monkeypatch.setattr(cache, "current_page", "other.md")
-    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == 4
+    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == 5
 
 
 def test_outside_a_page_every_panel_shows_its_helpers(fakepage, private_cache):
     provenance.code_panel(_result(fakepage))
-    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == 4
+    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == 5
     assert provenance._helpers_on_page == {} and provenance.shown_on_page == {}
 
 
@@ -266,6 +299,8 @@ def test_checks_are_shown_by_name_with_their_source(fakepage, private_cache, mon
         return True
 
     panel = provenance.code_panel(_result(fakepage), checks=[n_is_two, plain_check])
+    checks_part = panel[panel.index("Checks behind the claims"):]
+    assert checks_part.count('</div>\n\n<div class="language-python highlight">') == 1, "one block after the other"
     assert ("Checks behind the claims: <code>test_lab_code_panel.n_is_two</code>, <code>plain_check</code>"
             in panel)
     assert textwrap.dedent(inspect.getsource(inspect.unwrap(n_is_two))).splitlines()[0] in \

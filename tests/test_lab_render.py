@@ -394,3 +394,92 @@ def test_noisy_ratios_are_named_in_a_visible_warning():
         "    - share: 2.00× (no interval: too few repeats), spread no interval (too few repeats)\n"
         "\n"
         "    Re-measure on a quiet machine: `REFRESH=1 make build`.\n")
+
+
+def test_attribute_values_keep_apostrophes_and_escape_double_quotes():
+    text = render.lean_svg('<svg xmlns="http://www.w3.org/2000/svg"><text x="1">a</text></svg>',
+                           label="it's \"quoted\" & <b>")
+    assert 'aria-label="it\'s &quot;quoted&quot; &amp; &lt;b&gt;"' in text
+
+
+def test_style_declarations_keep_colons_in_values():
+    assert render._style("fill: url(data:x); stroke:#000;; bad") == {"fill": "url(data:x)", "stroke": "#000"}
+
+
+def test_a_lone_marker_stays_a_use():
+    text = _lean_text(MARKER + "<g style='a: b'><use xlink:href='#m' x='1'/><text>t</text></g>")
+    assert text.count("<use ") == 1
+
+
+def test_a_merged_run_takes_the_place_of_its_first_marker():
+    root = _lean(MARKER + "<g style='a: b'><rect x='0'/>" + _uses("xlink:href='#m' x='1'", "xlink:href='#m' x='2'")
+                 + "<text>after</text></g>")
+    assert [el.tag.removeprefix(SVG_NS) for el in next(iter(root.iter(SVG_NS + "g")))] == ["rect", "path", "text"]
+
+
+def test_tick_marks_of_two_styles_become_two_paths():
+    ticks = "".join(f"<g><use xlink:href='#t' x='{10 * i}' y='0' style='stroke: {'#000' if i % 2 else '#999'}'/></g>"
+                    for i in range(4))
+    root = _lean("<defs><path id='t' d='M 0 0 L 0 1'/></defs><g id='matplotlib.axis_1'>" + ticks + "</g>")
+    assert sorted(el.get("style") for el in root.iter(SVG_NS + "path")) == ["stroke: #000", "stroke: #999"]
+
+
+def test_a_marker_without_its_own_style_takes_the_uses():
+    root = _lean("<defs><path id='m' d='M 0 0 L 1 1'/></defs><g style='a: b'>"
+                 + _uses("xlink:href='#m' style='fill: red'", "xlink:href='#m' x='1' style='fill: red'") + "</g>")
+    [path] = root.iter(SVG_NS + "path")
+    assert path.get("style") == "fill: red"
+
+
+def test_a_colour_is_not_a_reference():
+    root = _lean("<g id='abc' style='fill: #abc'><rect fill='#abc' x='0'/></g><a href='#kept'><text>t</text></a>"
+                 "<g id='kept' style='x: y'><rect x='1'/></g>")
+    assert {el.get("id") for el in root.iter() if el.get("id")} == {"kept"}
+
+
+def test_environment_table_header():
+    assert render.environment_table().splitlines()[0] == "| setting | value |"
+
+
+@pytest.mark.parametrize("interval, text", [
+    ({"value": 0.1, "low": -0.4, "high": 0.6}, "0.1× (-0.4–0.6)"),
+    ({"value": 0.5, "low": 0.0, "high": 1.0}, "0.5× (0.0–1.0)"),
+    ({"value": 1e-9, "low": 0.5e-9, "high": 1.5e-9}, "0.000000× (0.000000–0.000000)"),
+    ({"value": 1234.0, "low": 1224.0, "high": 1244.0}, "1,230× (1,220–1,240)"),
+    ({"value": 1234.0, "low": 1225.0, "high": 1243.0}, "1,234× (1,225–1,243)"),
+])
+def test_ratio_precision_at_the_boundaries(interval, text):
+    assert render.ratio_interval(interval) == text
+
+
+def test_lean_svg_writes_plain_html_svg():
+    """The whole output of a small document: tag and attribute names without namespaces (but xlink:href), text and
+    tails escaped for HTML (quotes and apostrophes left as they are), empty elements closed, coordinates rounded."""
+    source = ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+              'xmlns:ex="http://example.org/ns" width="10pt" height="5pt" viewBox="0 0 10 5">'
+              '<g id="figure_1"><rect x="0.004" y="1" ex:note="n"/>'
+              '<text x="1" y="2">it\'s a &lt; "b"<tspan>c</tspan>tail\'s "d" &amp;</text><g>  </g></g>'
+              '<defs><path id="m" d="M 0 0 L 1 1"/></defs><use xlink:href="#m" x="1" transform="t"/></svg>')
+    assert render.lean_svg(source, label="L") == (
+        '<svg role="img" aria-label="L" width="10pt" height="5pt" viewBox="0 0 10 5" '
+        'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+        '<rect x="0" y="1" note="n"/><text x="1" y="2">it\'s a &lt; "b"<tspan>c</tspan>tail\'s "d" &amp;</text>'
+        '<defs><path id="m" d="M0 0L1 1"/></defs><use xlink:href="#m" x="1" transform="t"/></svg>')
+
+
+def test_links_that_share_a_target_are_not_markers():
+    root = _lean(MARKER + "<g style='a: b'><a href='#m'><text>1</text></a><a href='#m'><text>2</text></a></g>")
+    assert [el.text for el in root.iter(SVG_NS + "text")] == ["1", "2"]
+
+
+def test_a_marker_that_is_not_a_path_is_left_alone():
+    root = _lean("<defs><rect id='m'/></defs><g style='a: b'>" + _uses("xlink:href='#m' x='1'", "xlink:href='#m' x='2'")
+                 + "</g>")
+    assert len(list(root.iter(SVG_NS + "use"))) == 2
+
+
+def test_uses_without_a_style_merge_into_an_unstyled_path():
+    root = _lean("<defs><path id='m' d='M 0 0 L 1 1'/></defs><g style='a: b'>"
+                 + _uses("xlink:href='#m' x='1'", "xlink:href='#m' x='2'") + "</g>")
+    [path] = root.iter(SVG_NS + "path")
+    assert path.get("d") == "M1 0L2 1M2 0L3 1" and path.get("style") == ""

@@ -363,3 +363,26 @@ def test_interleaved_checks_its_arguments():
     with pytest.raises(ValueError) as raised:
         timing.interleaved({"a": lambda: None, "b": lambda: None}, rounds=1, min_run_time=0.1, baseline="c")
     assert str(raised.value) == "baseline 'c' is not one of the timed functions: a, b"
+
+
+def test_the_bootstrap_is_seeded_the_same_interval_on_every_rebuild():
+    """With few resamples the interval depends on the draws: they must be the same draws every time."""
+    unpaired = timing.ratio({"median": 2.0, "samples": [1.9, 2.0, 2.1, 2.2, 2.6]},
+                            {"median": 2.0, "samples": [1.8, 2.0, 2.1]}, resamples=5)
+    assert unpaired == pytest.approx({"value": 1.0, "low": 1.0, "high": 1.2192857142857143, "paired": False, "n": 3})
+    paired = timing.ratio({"rounds": [2.0, 3.0, 4.0, 5.0, 9.0], "median": 4.0},
+                          {"rounds": [1.0] * 5, "median": 1.0}, resamples=5)
+    assert paired == pytest.approx({"value": 4.0, "low": 4.0, "high": 8.6, "paired": True, "n": 5})
+
+
+def test_an_unpaired_ratio_divides_the_medians():
+    assert timing.ratio({"median": 6.0}, {"median": 2.0})["value"] == 3.0
+
+
+@pytest.mark.parametrize("budget, extra", [(4.0, 2), (3.9, 1), (0.5, 1), (0.0, 0)])
+def test_extra_rounds_fit_the_budget_exactly(scripted_measure, budget, extra):
+    """Rounds take 2 s of the scripted clock; a round runs while the time spent plus one more fits the budget."""
+    scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0] * 5)
+    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=2, min_run_time=0.3,
+                                baseline="base", budget_s=budget, max_rounds=9)
+    assert result["base"]["extra_rounds"] == extra
