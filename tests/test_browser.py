@@ -701,3 +701,47 @@ def test_no_accessibility_violations_in_either_palette(visits):
 def test_internal_links_and_anchors_resolve(site_dir):
     problems = broken_links(site_dir)
     assert not problems, _report(problems, "links inside the site that do not resolve")
+
+
+@pytest.mark.parametrize("page", ["update-steps/", "seeding-order/"])
+def test_code_panels_load_their_sources_when_opened(browser, base_url, axe, page):
+    """A panel's sources live in a file of their own, fetched when a reader opens the panel: every panel of
+    the page loads, shows the experiment's function with a working copy button, and passes axe-core."""
+    session = _Session(browser, base_url, viewport=LAPTOP)
+    try:
+        session.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/"))
+        session.open(urljoin(base_url, page))
+        panels = session.page.locator("details.pitfalls-code")
+        count = panels.count()
+        assert count >= 3, f"/{page}: only {count} code panels"
+        assert session.page.locator(".pitfalls-code__body pre").count() == 0, "sources in the page before opening"
+        for index in range(count):
+            panels.nth(index).locator(":scope > summary").click()
+        session.page.wait_for_function(
+            "() => [...document.querySelectorAll('.pitfalls-code__body')].every((b) => b.dataset.state === 'loaded'"
+            " || b.dataset.state === 'failed')")
+        loaded = session.page.evaluate("""() => [...document.querySelectorAll('details.pitfalls-code')].map((d) => ({
+            name: d.dataset.experiment, state: d.querySelector('.pitfalls-code__body').dataset.state,
+            text: d.querySelector('.pitfalls-code__body').textContent,
+            blocks: d.querySelectorAll('.pitfalls-code__body pre').length,
+            copy: d.querySelectorAll('.pitfalls-code__body pre > button.md-clipboard').length}))""")
+        problems = [f"{p['name']}: {p['state']} ({p['text'][:120]!r})" for p in loaded if p["state"] != "loaded"]
+        problems += [f"{p['name']}: the sources do not define {p['name'].split('.')[-1]}()" for p in loaded
+                     if f"def {p['name'].split('.')[-1]}(" not in p["text"]]
+        problems += [f"{p['name']}: {p['blocks']} code blocks, {p['copy']} copy buttons" for p in loaded
+                     if p["blocks"] == 0 or p["copy"] != p["blocks"]]
+        assert not problems, _report(problems, f"/{page}: code panels that did not load their sources")
+        first = session.page.locator(".pitfalls-code__body pre").first
+        expected = first.locator("code").text_content()
+        session.page.evaluate("() => navigator.clipboard.writeText('')")
+        first.locator("button.md-clipboard").click()
+        session.page.wait_for_function("() => navigator.clipboard.readText().then((t) => t.length > 0)")
+        assert session.page.evaluate("() => navigator.clipboard.readText()") == expected
+        response = axe.run(session.page, context="details.pitfalls-code",
+                           options={"resultTypes": ["violations"]}).response
+        violations = [f"{v['id']}: {v['help']} — {' '.join(map(str, n['target']))}" for v in response["violations"]
+                      for n in v["nodes"]]
+        assert not violations, _report(violations, f"/{page}: accessibility violations in opened code panels")
+        assert not session.failed and not session.other_hosts, (session.failed, session.other_hosts)
+    finally:
+        session.close()

@@ -158,9 +158,14 @@ def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_nois
     test_checks_loader._retime(noisy["rows"][1], 8.0e-4, test_checks_loader.WIDE)
     text = figures.question_timing(_synthetic(noisy, "question_timing"))
     assert '!!! warning "Noisy measurement on this machine"' in text
-    assert "DataLoader ÷ direct" in text and "REFRESH=1 make build" in text
+    assert "DataLoader ÷ direct" in text and "REFRESH=timing make build" in text
     assert "DataLoader + BatchSampler ÷ direct" not in text.split("!!! warning")[1], "only the noisy ratio is named"
     assert "\n\n!!! warning" in text, "an admonition needs a blank line before it"
+    busy = test_checks_loader.question_times()
+    busy["rows"][3]["contention"] = 0.5  # TensorLoader timed while another program held half the machine
+    text = figures.question_timing(_synthetic(busy, "question_timing"))
+    assert "- TensorLoader ÷ direct: " in text and "other programs used 50% of the CPU" in text
+    assert "- DataLoader ÷ direct" not in text, "the tight, quiet ratios are not named"
 
 
 def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from snippets.lab import Check, ClaimError, cache, check, claim, say
+from snippets.lab import Check, ClaimError, cache, check, say
 from snippets.lab import claims
 from snippets.lab.claims import show_value
 
@@ -175,24 +175,6 @@ def test_say_takes_a_check_outcome_only(on_page):
         say(_ratio_check, "sentence")  # type: ignore[arg-type]
 
 
-def test_claim_marks_the_text_and_escapes_the_measured_value():
-    assert claim("losses match", True, measured='<"a" & b>') == (
-        '<span class="pitfalls-claim" title="Checked when this page was built. Measured: '
-        '&lt;&quot;a&quot; &amp; b&gt;">losses match</span>')
-
-
-def test_contradicted_claim_without_a_page():
-    with pytest.raises(ClaimError) as raised:
-        claim("losses are identical", False, measured=[1, 2])
-    assert str(raised.value) == "Claim contradicted: 'losses are identical' — measured: [1, 2]"
-
-
-def test_claim_names_the_type_that_is_not_a_bool():
-    with pytest.raises(TypeError) as raised:
-        claim("truthy", "yes", measured=1)  # type: ignore[arg-type]
-    assert str(raised.value) == "claim 'truthy': holds must be a bool, got str"
-
-
 # ---- undecided (timing checks) -----------------------------------------------------------------------------------
 
 
@@ -201,7 +183,7 @@ def test_an_undecided_claim_shows_its_interval():
     assert say(outcome, "It is {ratio}") == (
         '<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" data-check="p.c" title="Undecided on '
         "this machine: whether ratio &gt; 3 &quot;x&quot; cannot be told apart from noise. Measured: ratio = 2.5, "
-        'low = 1.5, high = 3.5. Re-measure on a quiet machine: REFRESH=1 make build.">It is 2.5 <em>— undecided on '
+        'low = 1.5, high = 3.5. Re-measure on a quiet machine: REFRESH=timing make build.">It is 2.5 <em>— undecided on '
         "this machine (95 % interval 1.5 to 3.5)</em></span>")
 
 

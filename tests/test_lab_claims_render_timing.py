@@ -6,30 +6,13 @@ import re
 
 import pytest
 
-from snippets.lab import ClaimError, cache, claim, render
+from snippets.lab import ClaimError, cache, render
 from snippets.lab.cache import Result
 
 
 def _result(value=None, timing=False) -> Result:
     return Result(value or {}, "demo.figure", {}, {"torch": "x", "device": "cpu", "device_name": "CPU (demo)",
                                                  "cpu": "demo", "threads": 2}, "2026-01-02T03:04:05+00:00", 0.1, timing)
-
-
-def test_claim_that_holds_returns_marked_text():
-    text = claim("the sky is measured", True, measured=42)
-    assert "the sky is measured" in text and 'class="pitfalls-claim"' in text and "Measured: 42" in text
-
-
-def test_contradicted_claim_names_claim_page_and_value(monkeypatch):
-    monkeypatch.setattr(cache, "current_page", "demo.md")
-    with pytest.raises(ClaimError) as error:
-        claim("losses are identical", False, measured=3.5)
-    assert str(error.value) == "Claim contradicted on page demo.md: 'losses are identical' — measured: 3.5"
-
-
-def test_claim_needs_a_real_bool():
-    with pytest.raises(TypeError, match="holds must be a bool"):
-        claim("truthy is not enough", 1, measured=1)  # type: ignore[arg-type]
 
 
 def _figure(result):

@@ -4,6 +4,7 @@ which helpers it lists, the provenance line, links, captions, and what it writes
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import inspect
 import os
@@ -232,7 +233,50 @@ def test_a_panel_lists_recipes_helpers_drawing_and_checks(fakepage, private_cach
     assert panel.count('<span class="filename">') == 6  # the experiment, four helpers, the drawing
     # one source block after another, nothing between them
     assert panel.count('</div>\n\n<div class="language-python highlight">') == 3
-    assert '2026-03-04.</p>\n<div class="language-python highlight">' in panel, "the provenance, then the source"
+    assert re.search(r'2026-03-04\.</p>\n<div class="pitfalls-code__body" data-key="[0-9a-f]{16}">\n'
+                     r'<div class="language-python highlight">', panel), "the provenance, then the sources"
+    assert re.search(r'</details>\n</div><!--/pitfalls-code [0-9a-f]{16}-->\n</details>\n$', panel)
+
+
+def _panel_with(body: str) -> str:
+    return f'<details><summary>s</summary><p>line</p>\n{provenance._deferrable(body)}\n</details>'
+
+
+def test_deferred_sources_leave_the_page_and_the_panel_links_them():
+    body = '<div class="language-python highlight"><pre>def f(): ...</pre></div>\n<details><summary>x</summary>\n' \
+           "nested</details>"
+    key = hashlib.sha256(body.encode()).hexdigest()[:16]
+    page = f"<h1>t</h1>{_panel_with(body)}<p>after</p>{_panel_with('second')}"
+    deferred, bodies = provenance.defer(page, "../code/")
+    assert bodies == {key: body, hashlib.sha256(b"second").hexdigest()[:16]: "second"}
+    assert "def f()" not in deferred and "nested" not in deferred and "second" not in deferred
+    assert deferred.startswith("<h1>t</h1><details><summary>s</summary><p>line</p>\n")
+    assert (f'<div class="pitfalls-code__body" data-src="../code/{key}.html"><p class="pitfalls-code__fallback">'
+            f'The sources load here when the panel opens. <a href="../code/{key}.html">Open them on their own '
+            f"page</a>.</p></div>\n</details><p>after</p>") in deferred
+    assert deferred.count("<details>") == 2 and deferred.count("</details>") == 2, "the panels stay whole"
+
+
+def test_a_page_without_panels_is_unchanged_and_a_marker_must_match_its_key():
+    assert provenance.defer("<p>x</p>", "code/") == ("<p>x</p>", {})
+    forged = '<div class="pitfalls-code__body" data-key="aaaa">\nx\n</div><!--/pitfalls-code bbbb-->'
+    assert provenance.defer(forged, "code/") == (forged, {})
+
+
+def test_the_folder_is_escaped_in_the_links():
+    deferred, _ = provenance.defer(_panel_with("b"), 'a"b/')
+    assert 'data-src="a&quot;b/' in deferred and '"a"b' not in deferred
+
+
+def test_a_deferred_panels_page_is_a_styled_document_with_its_sources():
+    document = provenance.fragment_document("<pre>code &amp; more</pre>", title="Code <behind>",
+                                            stylesheets=["../a.css", '../b"c.css'])
+    assert document.startswith('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">')
+    assert "<title>Code &lt;behind&gt;</title>" in document and "<h1>Code &lt;behind&gt;</h1>" in document
+    assert '<link rel="stylesheet" href="../a.css"><link rel="stylesheet" href="../b&quot;c.css">' in document
+    assert '<meta name="robots" content="noindex">' in document
+    assert '<article class="md-content__inner md-typeset"><h1>Code &lt;behind&gt;</h1>\n<pre>code &amp; more</pre>\n' \
+           "</article></main></body></html>\n" in document
 
 
 def test_a_panel_without_recipes_helpers_or_drawings_is_just_the_source(fakepage, private_cache, monkeypatch):

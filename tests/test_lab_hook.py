@@ -29,6 +29,7 @@ def fresh_hook(monkeypatch):
     saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
     monkeypatch.setattr(hook, "_builds", 0)
     monkeypatch.setattr(hook, "_executed_dir", None)
+    monkeypatch.setattr(hook, "_code", {})
     monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
     logger = logging.getLogger(hook._EXEC_LOGGER)
     monkeypatch.setattr(logger, "filters", list(logger.filters))
@@ -258,8 +259,10 @@ def test_a_generated_page_without_a_source_publishes_no_notebook(fresh_hook, mon
 # ---- page names ------------------------------------------------------------------------------------------------
 
 
-def _page(src_path: str):
-    return SimpleNamespace(file=SimpleNamespace(src_path=src_path))
+def _page(src_path: str, url: str | None = None):
+    if url is None:
+        url = "" if src_path == "index.md" else src_path.removesuffix(".md") + "/"
+    return SimpleNamespace(file=SimpleNamespace(src_path=src_path), url=url)
 
 
 def test_the_page_being_built_is_known_between_markdown_and_content(fresh_hook, monkeypatch):
@@ -410,3 +413,48 @@ def test_purge_works_before_the_cache_was_ever_imported(fresh_hook):
     del sys.modules["snippets.lab.cache"]
     fresh_hook.purge_snippets()
     assert sys.modules["snippets.lab.cache"]._refreshed == set()
+
+
+# ---- code panels' sources, out of the pages -----------------------------------------------------------------
+
+
+def test_panel_sources_leave_each_page_for_the_code_folder(fresh_hook, tmp_path, monkeypatch):
+    from snippets.lab import provenance
+
+    monkeypatch.setattr(cache, "ran_on_page", {})
+    panel = f"<details><summary>s</summary>{provenance._deferrable('<pre>def measured(): ...</pre>')}</details>"
+    key = next(iter(provenance.defer(panel, "")[1]))
+    topic = fresh_hook.on_page_content(panel, _page("update-steps.md"))
+    other = f"<details><summary>s</summary>{provenance._deferrable('<pre>def other(): ...</pre>')}</details>"
+    home = fresh_hook.on_page_content(panel + other, _page("index.md"))
+    assert f'data-src="../code/{key}.html"' in topic and f'href="../code/{key}.html"' in topic
+    assert f'data-src="code/{key}.html"' in home and "def measured" not in topic + home
+    assert len(hook._code) == 2 and hook._code[key] == "<pre>def measured(): ...</pre>"
+
+    site = tmp_path / "site"
+    for sheet in ("assets/stylesheets/main.abc.min.css", "assets/stylesheets/palette.def.min.css",
+                  "assets/extra.css"):
+        (site / sheet).parent.mkdir(parents=True, exist_ok=True)
+        (site / sheet).write_text("/* css */")
+    config = SimpleNamespace(site_dir=str(site), extra_css=["assets/extra.css", "assets/missing.css"],
+                             site_name="Pitfalls")
+    fresh_hook.on_post_build(config)
+    written = sorted(path.name for path in (site / "code").iterdir())
+    assert written == sorted(f"{k}.html" for k in hook._code)
+    document = (site / "code" / f"{key}.html").read_text(encoding="utf-8")
+    assert "<pre>def measured(): ...</pre>" in document and "<title>Code behind a result — Pitfalls</title>" in document
+    assert ('<link rel="stylesheet" href="../assets/stylesheets/main.abc.min.css"><link rel="stylesheet" '
+            'href="../assets/stylesheets/palette.def.min.css"><link rel="stylesheet" href="../assets/extra.css">'
+            '<meta') in document, "the site's styles, the missing sheet left out"
+    assert oct((site / "code" / f"{key}.html").stat().st_mode & 0o444) == oct(0o444), "readable by a web server"
+
+
+def test_each_build_writes_only_its_own_panels(fresh_hook, tmp_path, monkeypatch):
+    from snippets.lab import provenance
+
+    monkeypatch.setattr(cache, "ran_on_page", {})
+    fresh_hook.on_config(_config(tmp_path))
+    fresh_hook.on_page_content(provenance._deferrable("old"), _page("a.md"))
+    assert len(hook._code) == 1
+    fresh_hook.on_config(_config(tmp_path))
+    assert hook._code == {}, "a rebuild starts with no panels"

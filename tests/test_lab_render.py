@@ -385,15 +385,20 @@ def test_no_noise_no_warning():
 
 def test_noisy_ratios_are_named_in_a_visible_warning():
     assert render.noise_warning([("DataLoader / direct", {"value": 7.73, "low": 5.0, "high": 11.0}),
-                                 ("share", {"value": 2.0, "low": None, "high": None})]) == (
+                                 ("share", {"value": 2.0, "low": None, "high": None}),
+                                 ("busy", {"value": 3.0, "low": 2.97, "high": 3.03, "contention": 0.456}),
+                                 ("quiet", {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.1})]) == (
         '!!! warning "Noisy measurement on this machine"\n'
-        "    These ratios vary by more than ±10% across the repeated rounds, so their values are not findings: the "
-        "machine was busy while they were measured.\n"
+        "    These ratios are not findings: they vary by more than ±10% across the repeated rounds, or other "
+        "programs used more than 10% of the machine's CPU time while they were measured (which changes what is "
+        "measured, not only its spread).\n"
         "\n"
         "    - DataLoader / direct: 8× (5–11), spread ±39%\n"
-        "    - share: 2.00× (no interval: too few repeats), spread no interval (too few repeats)\n"
+        "    - share: 2.00× (no interval: too few repeats), no interval (too few repeats)\n"
+        "    - busy: 3.00× (2.97–3.03), spread ±1%; other programs used 46% of the CPU\n"
+        "    - quiet: 3× (2–4), spread ±33%\n"
         "\n"
-        "    Re-measure on a quiet machine: `REFRESH=1 make build`.\n")
+        "    Re-measure on a quiet machine: `REFRESH=timing make build`.\n")
 
 
 def test_attribute_values_keep_apostrophes_and_escape_double_quotes():

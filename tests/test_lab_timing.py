@@ -200,26 +200,26 @@ PAIRED_B = {"rounds": [1.0, 1.0, 1.0, 1.0], "median": 1.0}
 
 
 def test_a_paired_ratio_is_the_median_of_the_rounds_ratios_with_a_fixed_bootstrap():
-    assert timing.ratio(PAIRED_A, PAIRED_B) == {"value": 3.5, "low": 2.0, "high": 5.0, "paired": True, "n": 4}
+    assert timing.ratio(PAIRED_A, PAIRED_B) == {"value": 3.5, "low": 2.0, "high": 5.0, "paired": True, "n": 4, "contention": None}
     assert timing.ratio(PAIRED_A, PAIRED_B, confidence=0.5, resamples=50) == \
-        {"value": 3.5, "low": 3.0, "high": 4.0, "paired": True, "n": 4}
+        {"value": 3.5, "low": 3.0, "high": 4.0, "paired": True, "n": 4, "contention": None}
 
 
 def test_an_unpaired_ratio_resamples_each_side():
     result = timing.ratio({"median": 2.0, "samples": [1.9, 2.0, 2.1, 2.2]},
                           {"median": 1.0, "samples": [0.9, 1.0, 1.1]})
     assert result == pytest.approx({"value": 2.0, "low": 1.7727272727, "high": 2.3888888889, "paired": False,
-                                    "n": 3})
+                                    "n": 3, "contention": None})
 
 
 @pytest.mark.parametrize("a, b, expected", [
     ({"rounds": [2.0, 4.0], "median": 3.0}, {"rounds": [1.0, 1.0], "median": 1.0},
-     {"value": 3.0, "low": None, "high": None, "paired": True, "n": 2}),
+     {"value": 3.0, "low": None, "high": None, "paired": True, "n": 2, "contention": None}),
     ({"median": 2.0, "samples": [1.0, 2.0]}, {"median": 1.0, "samples": [1.0, 1.0, 1.0]},
-     {"value": 2.0, "low": None, "high": None, "paired": False, "n": 2}),
-    ({"median": 2.0}, {"median": 1.0}, {"value": 2.0, "low": None, "high": None, "paired": False, "n": 0}),
+     {"value": 2.0, "low": None, "high": None, "paired": False, "n": 2, "contention": None}),
+    ({"median": 2.0}, {"median": 1.0}, {"value": 2.0, "low": None, "high": None, "paired": False, "n": 0, "contention": None}),
     ({"rounds": [2.0, 4.0, 6.0], "median": 4.0}, {"rounds": [1.0, 1.0], "median": 1.0, "samples": [1.0]},
-     {"value": 4.0, "low": None, "high": None, "paired": False, "n": 0}),
+     {"value": 4.0, "low": None, "high": None, "paired": False, "n": 0, "contention": None}),
 ])
 def test_too_few_rounds_or_blocks_give_no_interval(a, b, expected):
     assert timing.ratio(a, b) == expected
@@ -233,7 +233,7 @@ def test_three_rounds_are_enough_for_an_interval():
 def test_rounds_on_one_side_only_are_not_paired():
     result = timing.ratio({"rounds": [2.0, 3.0, 4.0], "median": 3.0, "samples": [3.0, 3.0, 3.0]},
                           {"median": 1.0, "samples": [1.0, 1.0, 1.0]})
-    assert result == {"value": 3.0, "low": 3.0, "high": 3.0, "paired": False, "n": 3}
+    assert result == {"value": 3.0, "low": 3.0, "high": 3.0, "paired": False, "n": 3, "contention": None}
 
 
 @pytest.mark.parametrize("confidence", [0.0, 1.0, 1.5, -0.1])
@@ -297,6 +297,7 @@ def scripted_measure(monkeypatch):
 
     monkeypatch.setattr(timing, "measure", fake_measure)
     monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    monkeypatch.setattr(timing, "cpu_snapshot", lambda: None)  # contention unknown (tested with its own fakes)
     return SimpleNamespace(script=script, calls=calls)
 
 
@@ -308,6 +309,7 @@ def test_interleaved_alternates_and_summarises_the_rounds(scripted_measure):
     assert all(c[1:] == (2, pytest.approx(0.2), 0.01, "dev") for c in scripted_measure.calls)
     rounds = result["a"].pop("rounds")
     assert rounds == [1.0, 3.0, 2.0]
+    assert result["a"].pop("contention") is None and result["a"].pop("busy_rounds_left_out") == 0
     assert result["a"] == pytest.approx({"median": 2.0, "iqr": 0.2, "min": 0.9, "max": 3.3, "blocks": 9, "runs": 90,
                                          "extra_rounds": 0})
     assert result["b"]["rounds"] == [10.0, 30.0, 20.0] and result["b"]["extra_rounds"] == 0
@@ -369,10 +371,10 @@ def test_the_bootstrap_is_seeded_the_same_interval_on_every_rebuild():
     """With few resamples the interval depends on the draws: they must be the same draws every time."""
     unpaired = timing.ratio({"median": 2.0, "samples": [1.9, 2.0, 2.1, 2.2, 2.6]},
                             {"median": 2.0, "samples": [1.8, 2.0, 2.1]}, resamples=5)
-    assert unpaired == pytest.approx({"value": 1.0, "low": 1.0, "high": 1.2192857142857143, "paired": False, "n": 3})
+    assert unpaired == pytest.approx({"value": 1.0, "low": 1.0, "high": 1.2192857142857143, "paired": False, "n": 3, "contention": None})
     paired = timing.ratio({"rounds": [2.0, 3.0, 4.0, 5.0, 9.0], "median": 4.0},
                           {"rounds": [1.0] * 5, "median": 1.0}, resamples=5)
-    assert paired == pytest.approx({"value": 4.0, "low": 4.0, "high": 8.6, "paired": True, "n": 5})
+    assert paired == pytest.approx({"value": 4.0, "low": 4.0, "high": 8.6, "paired": True, "n": 5, "contention": None})
 
 
 def test_an_unpaired_ratio_divides_the_medians():

@@ -109,3 +109,126 @@ def test_no_budget_means_no_retry(monkeypatch):
 def test_interleaved_rejects_an_unknown_baseline():
     with pytest.raises(ValueError, match="baseline 'nope'"):
         timing.interleaved({"a": lambda: None}, rounds=1, min_run_time=0.0, baseline="nope")
+
+
+# ---- contention: other programs holding the machine while something is timed ---------------------------------
+
+
+def test_contention_is_the_share_of_the_machine_other_programs_used():
+    # 4 s of a 2-core machine = 800 ticks; the machine was busy for 500 of them, 300 of which were ours.
+    assert timing.contention((0.0, 1000, 5000, 40), (2.0, 1500, 5800, 340)) == pytest.approx(200 / 800)
+    assert timing.contention((0.0, 0, 0, 0), (1.0, 10, 100, 50)) == 0.0, "never below zero (tick rounding)"
+    assert timing.contention((0.0, 0, 0, 0), (1.0, 300, 100, 0)) == 1.0, "never above the whole machine"
+
+
+@pytest.mark.parametrize("before, after", [(None, (1.0, 1, 1, 1)), ((0.0, 1, 1, 1), None),
+                                           ((0.0, 0, 0, 0), (0.2, 50, 100, 0)),  # too short to tell
+                                           ((0.0, 5, 100, 0), (1.0, 5, 100, 0))])  # no ticks counted
+def test_contention_is_unknown_without_snapshots_a_long_enough_window_or_ticks(before, after):
+    assert timing.contention(before, after) is None
+
+
+def _fake_proc(root, *, children=("4242",)):
+    (root / "self" / "task" / "1").mkdir(parents=True)
+    (root / "self" / "task" / "2").mkdir(parents=True)
+    (root / "stat").write_text("cpu  100 10 50 1000 40 5 5 7 99 99\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
+    (root / "self" / "stat").write_text("77 (python (x) y) S 1 77 77 0 -1 0 0 0 0 0 11 12 13 14 20 0 4 0\n")
+    (root / "self" / "task" / "1" / "children").write_text(" ".join(children) + "\n")
+    # task 2 has no children file (an older kernel): skipped
+    (root / "4242").mkdir()
+    (root / "4242" / "stat").write_text("4242 (pt_data_worker) S 77 1 1 0 -1 0 0 0 0 0 30 3 0 0 20 0 1 0\n")
+
+
+def test_a_snapshot_counts_the_machine_and_this_process_with_its_workers(tmp_path, monkeypatch):
+    _fake_proc(tmp_path, children=("4242", "999"))  # 999 ended before it was read
+    monkeypatch.setattr(timing, "_PROC", tmp_path)
+    moment, busy, total, own = timing.cpu_snapshot()
+    assert total == 100 + 10 + 50 + 1000 + 40 + 5 + 5 + 7, "guest time is already in user time: not counted twice"
+    assert busy == total - 1000 - 40, "idle and iowait are not busy"
+    assert own == 11 + 12 + 13 + 14 + 30 + 3, "this process, its waited children, its running worker"
+    assert moment > 0
+
+
+def test_no_proc_no_snapshot(tmp_path, monkeypatch):
+    monkeypatch.setattr(timing, "_PROC", tmp_path / "missing")
+    assert timing.cpu_snapshot() is None
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "stat").write_text("cpu  x y\n")
+    monkeypatch.setattr(timing, "_PROC", tmp_path / "bad")
+    assert timing.cpu_snapshot() is None
+
+
+def test_a_real_snapshot_sees_this_process_work():
+    before = timing.cpu_snapshot()
+    if before is None:
+        pytest.skip("no /proc on this system: contention is unknown here (its parsing is tested above)")
+    end = __import__("time").perf_counter() + 0.3
+    while __import__("time").perf_counter() < end:
+        pass
+    after = timing.cpu_snapshot()
+    assert after[3] - before[3] >= 10, "0.3 s of busy looping is at least 10 ticks of this process"
+    assert after[2] > before[2] and after[1] >= before[1]
+
+
+def test_ratio_carries_the_larger_contention_and_a_contended_ratio_is_noisy_and_undecided():
+    quiet = {**_rounds([1.0] * 6), "contention": 0.01}
+    busy = {**_rounds([3.0] * 6), "contention": 0.4}
+    interval = timing.ratio(busy, quiet)
+    assert interval["contention"] == 0.4 and interval["low"] == interval["high"] == 3.0
+    assert timing.is_noisy(interval), "tight, but measured on a busy machine"
+    assert timing.decide(interval, ">", 2.0) is None and timing.decide(interval, "<", 2.0) is None
+    calm = timing.ratio({**busy, "contention": 0.05}, quiet)
+    assert calm["contention"] == 0.05 and not timing.is_noisy(calm) and timing.decide(calm, ">", 2.0) is True
+    assert timing.ratio(_rounds([3.0] * 6), _rounds([1.0] * 6))["contention"] is None
+
+
+def _fake_contention(monkeypatch, shares):
+    stream = iter(shares)
+    monkeypatch.setattr(timing, "contention", lambda before, after: next(stream))
+
+
+def test_busy_rounds_are_left_out_when_enough_quiet_ones_remain(monkeypatch):
+    # Rounds 2 and 4 ran beside another program: the ratio there was 5, not 2.
+    medians = [1.0, 2.0, 1.0, 5.0, 1.0, 2.0, 1.0, 5.0, 1.0, 2.0, 1.0, 2.0]
+    monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
+    _fake_contention(monkeypatch, [0.0, 0.6, 0.02, 0.5, 0.0, 0.01])
+    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=6, min_run_time=0.0,
+                                baseline="base", budget_s=0.0)
+    assert result["other"]["rounds"] == [2.0, 2.0, 2.0, 2.0] and result["other"]["busy_rounds_left_out"] == 2
+    assert result["other"]["contention"] == pytest.approx(0.03 / 4)
+    interval = timing.ratio(result["other"], result["base"])
+    assert interval["value"] == 2.0 and not timing.is_noisy(interval)
+
+
+def test_a_machine_busy_throughout_keeps_every_round_and_says_so(monkeypatch):
+    medians = [1.0, 5.0] * 3 + [1.0, 2.0] * 3
+    monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
+    _fake_contention(monkeypatch, [0.5, 0.6, 0.4, 0.0, 0.0, 0.0])
+    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=6, min_run_time=0.0)
+    # three quiet rounds are enough (min(rounds, 3)): the busy half is left out
+    assert result["other"]["rounds"] == [2.0, 2.0, 2.0] and result["other"]["contention"] == 0.0
+    medians = [1.0, 5.0] * 4
+    monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
+    _fake_contention(monkeypatch, [0.5, 0.6, 0.0, 0.4])
+    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=4, min_run_time=0.0)
+    assert len(result["other"]["rounds"]) == 4 and result["other"]["busy_rounds_left_out"] == 0
+    assert result["other"]["contention"] == pytest.approx(0.375)
+    interval = timing.ratio(result["other"], result["base"])
+    assert timing.is_noisy(interval) and timing.decide(interval, ">", 1.0) is None
+
+
+def test_busy_rounds_are_retried_within_the_budget(monkeypatch):
+    medians = itertools.chain.from_iterable((1.0, 2.0) for _ in itertools.count())
+    monkeypatch.setattr(timing, "measure", _fake_measure(medians))
+    _fake_contention(monkeypatch, [0.5, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0])
+    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=3, min_run_time=0.0,
+                                baseline="base", budget_s=60.0, max_rounds=9)
+    assert result["base"]["extra_rounds"] == 3, "three quiet rounds, then it stopped"
+    assert result["base"]["busy_rounds_left_out"] == 3 and result["base"]["contention"] == 0.0
+
+
+def test_rounds_too_short_to_judge_are_judged_together(monkeypatch):
+    monkeypatch.setattr(timing, "measure", _fake_measure(iter([1.0, 2.0] * 3)))
+    _fake_contention(monkeypatch, [None, None, None, 0.3])  # three rounds, then the whole run
+    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=3, min_run_time=0.0)
+    assert result["base"]["contention"] == 0.3 and result["base"]["busy_rounds_left_out"] == 0

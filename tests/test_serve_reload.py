@@ -77,5 +77,5 @@ def test_every_rebuild_after_the_first_imports_the_snippets_afresh(restored_snip
     # The hook names pages through the module the pages now import, not a stale one.
     hook.on_page_markdown("", SimpleNamespace(file=SimpleNamespace(src_path="index.md")))
     assert second.current_page == "index.md" and first.current_page != "index.md"
-    hook.on_page_content("", SimpleNamespace(file=SimpleNamespace(src_path="index.md")))
+    hook.on_page_content("", SimpleNamespace(file=SimpleNamespace(src_path="index.md"), url=""))
     assert second.current_page is None

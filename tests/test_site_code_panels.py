@@ -40,8 +40,30 @@ def test_every_experiment_a_page_runs_has_its_code_on_that_page(built_site, page
         assert name in shown, f"{page}: runs {name} but shows no code panel for it"
         measure = importlib.import_module(f"snippets.experiments.{package}.measure")
         source = inspect.getsource(getattr(measure, function).func).strip()
-        code = html.unescape(re.sub(r"<[^>]+>", "", built))
-        assert source in code, f"{page}: {name}'s source is not shown as it is in its file"
+        assert source in _panel_sources(built_site, page, built, name), (
+            f"{page}: {name}'s source is not shown as it is in its file")
+
+
+def _panel_sources(site, page: str, built: str, name: str) -> str:
+    """The text of the sources ``name``'s panel on ``page`` loads (from the code folder), as a reader sees it."""
+    panel = re.search(rf'<details class="example pitfalls-code" data-experiment="{re.escape(name)}" '
+                      r'data-search-exclude>.*?<div class="pitfalls-code__body" data-src="([^"]+)">', built, re.S)
+    assert panel, f"{page}: {name}'s panel does not link its sources"
+    folder = site if page == "index" else site / page
+    fragment = (folder / html.unescape(panel.group(1))).resolve()
+    assert fragment.is_file(), f"{page}: {name}'s panel links {panel.group(1)}, which the build did not write"
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("page", ["update-steps"])
+def test_pages_stay_light_however_much_code_they_show(built_site, page):
+    built = (built_site / page / "index.html").read_text(encoding="utf-8")
+    panels = re.findall(r'data-src="([^"]+)"', built)
+    assert len(panels) >= 10, f"{page}: only {len(panels)} deferred panels — has the convention changed?"
+    assert 'data-key="' not in built and "<!--/pitfalls-code" not in built, "a panel kept its sources in the page"
+    shown = sum((built_site / page / html.unescape(p)).stat().st_size for p in set(panels))
+    assert shown > len(built) // 2, "the panels' sources are in the code folder, not in the page"
+    assert len(built) < 400_000, f"{page} is {len(built):,} bytes: the panels' sources are back in the page?"
 
 
 def test_repo_url_links_header_edit_buttons_and_code_panels(tmp_path, built_site):
@@ -62,6 +84,9 @@ def test_repo_url_links_header_edit_buttons_and_code_panels(tmp_path, built_site
     page = (copy / "site" / "loader-overhead" / "index.html").read_text(encoding="utf-8")
     assert 'href="https://github.com/example/pitfalls"' in page, "the header does not link the repository"
     assert 'href="https://github.com/example/pitfalls/edit/trunk/docs/loader-overhead.md"' in page
+    # the sources' links are in the panels' files, which the page links
+    page += "".join((copy / "site" / "loader-overhead" / html.unescape(src)).read_text(encoding="utf-8")
+                    for src in set(re.findall(r'data-src="([^"]+)"', page)))
     links = re.findall(r'href="https://github.com/example/pitfalls/blob/abc123/([^"#]+)#L(\d+)-L(\d+)"', page)
     files = {path for path, _, _ in links}
     assert "snippets/experiments/loader/measure.py" in files and "snippets/lab/timing.py" in files

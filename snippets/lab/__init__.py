@@ -10,11 +10,11 @@ Pages use it in exec blocks::
 """
 
 from .cache import Experiment, ExperimentError, Result, experiment, run
-from .claims import Check, ClaimError, check, claim, say
+from .claims import Check, ClaimError, check, say
 from .environment import fingerprint, pick_device
 from .progress import progress
 from .provenance import code_panel, present
 from .timing import measure
 
-__all__ = ["Experiment", "ExperimentError", "Result", "experiment", "run", "Check", "ClaimError", "check", "claim",
+__all__ = ["Experiment", "ExperimentError", "Result", "experiment", "run", "Check", "ClaimError", "check",
            "say", "fingerprint", "pick_device", "progress", "measure", "code_panel", "present"]

@@ -120,7 +120,7 @@ def say(outcome: Check, sentence: str) -> str:
         interval = (f" (95 % interval {show_value(low)} to {show_value(high)})" if low is not None and high is not None
                     else " (too few repeats for an interval)")
         tip = (f"Undecided on this machine: whether {outcome.condition} cannot be told apart from noise. Measured: "
-               f"{outcome.measured()}. Re-measure on a quiet machine: REFRESH=1 make build.")
+               f"{outcome.measured()}. Re-measure on a quiet machine: REFRESH=timing make build.")
         return (f'<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" '
                 f'data-check="{html.escape(outcome.name)}" title="{html.escape(tip, quote=True)}">{text} '
                 f"<em>— undecided on this machine{interval}</em></span>")
@@ -130,17 +130,3 @@ def say(outcome: Check, sentence: str) -> str:
     tip = f"Checked when this page was built: {outcome.condition}. Measured: {outcome.measured()}."
     return (f'<span class="pitfalls-claim" tabindex="0" data-check="{html.escape(outcome.name)}" '
             f'title="{html.escape(tip, quote=True)}">{text}</span>')
-
-
-def claim(text: str, holds: bool, *, measured: Any) -> str:
-    """Return ``text`` marked as a checked claim, or fail the build if ``holds`` is false.
-
-    ``measured`` is the value the claim rests on; it is shown in the failure and on hover.
-    """
-    if not isinstance(holds, bool):
-        raise TypeError(f"claim {text!r}: holds must be a bool, got {type(holds).__name__}")
-    if not holds:
-        where = f" on page {cache.current_page}" if cache.current_page else ""
-        raise ClaimError(f"Claim contradicted{where}: {text!r} — measured: {measured!r}")
-    title = html.escape(f"Checked when this page was built. Measured: {measured}", quote=True)
-    return f'<span class="pitfalls-claim" title="{title}">{text}</span>'

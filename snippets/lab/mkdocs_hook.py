@@ -29,6 +29,9 @@ from pathlib import Path
 _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
 # Hook state that must outlive the purge of the snippets modules.
 _builds = 0
+# This build's code panel sources, moved out of the pages ({key: HTML}); written under CODE_FOLDER.
+_code: dict[str, str] = {}
+CODE_FOLDER = "code"
 
 
 def _lab(name: str):
@@ -125,6 +128,7 @@ def on_config(config):
     if _builds:
         purge_snippets()
     _builds += 1
+    _code.clear()
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
@@ -177,7 +181,25 @@ def on_page_content(html, page, **kwargs):
         logging.getLogger("mkdocs.plugins.pitfalls").warning(
             "[page docs/%s] runs experiment %s but never shows its code: print present(result, renderer) "
             "or code_panel(result) from snippets.lab beside what it produced", page.file.src_path, name)
+    # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
+    from mkdocs.utils import get_relative_url
+
+    html, bodies = _lab("provenance").defer(html, get_relative_url(f"{CODE_FOLDER}/", page.url))
+    _code.update(bodies)
     return html
+
+
+def on_post_build(config):
+    """Write the code panels' sources, each a page of its own styled like the site, under ``code/``."""
+    site = Path(config.site_dir)
+    sheets = sorted(site.glob("assets/stylesheets/main.*.min.css")) + sorted(
+        site.glob("assets/stylesheets/palette.*.min.css")) + [site / css for css in config.extra_css]
+    hrefs = [f"../{sheet.relative_to(site).as_posix()}" for sheet in sheets if sheet.is_file()]
+    provenance = _lab("provenance")
+    (site / CODE_FOLDER).mkdir(parents=True, exist_ok=True)
+    for key, body in _code.items():
+        (site / CODE_FOLDER / f"{key}.html").write_text(provenance.fragment_document(
+            body, title=f"Code behind a result — {config.site_name}", stylesheets=hrefs), encoding="utf-8")
 
 
 def on_build_error(error, **kwargs):

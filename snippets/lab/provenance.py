@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import inspect
 import os
+import re
 import types
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -157,6 +158,51 @@ def _details(summary: str, body: str, *, kind: str = "note", experiment: str | N
 
 
 
+def _deferrable(body: str) -> str:
+    """``body`` marked so that a site build can move it into its own file (see ``defer``)."""
+    import hashlib
+
+    key = hashlib.sha256(body.encode()).hexdigest()[:16]
+    return f'<div class="pitfalls-code__body" data-key="{key}">\n{body}\n</div><!--/pitfalls-code {key}-->'
+
+
+_DEFERRABLE = re.compile(r'<div class="pitfalls-code__body" data-key="(\w+)">\n(.*?)\n</div><!--/pitfalls-code \1-->',
+                         flags=re.S)
+
+
+def defer(page_html: str, folder: str) -> tuple[str, dict[str, str]]:
+    """Move every code panel's sources out of a page: a page stays light however much code it shows.
+
+    Each panel keeps its summary and provenance line; its sources become ``<folder><key>.html`` (``folder``: the
+    URL of the site's code folder relative to the page, ending in ``/``), which ``assets/code-panels.js`` fetches
+    into the panel when a reader opens it. Without JavaScript, or opened from disk, the panel links the file.
+    Returns the page and ``{key: sources}``.
+    """
+    bodies: dict[str, str] = {}
+
+    def replace(match: re.Match) -> str:
+        key, body = match.group(1), match.group(2)
+        bodies[key] = body
+        url = html.escape(f"{folder}{key}.html")
+        return (f'<div class="pitfalls-code__body" data-src="{url}"><p class="pitfalls-code__fallback">'
+                f'The sources load here when the panel opens. <a href="{url}">Open them on their own page</a>.'
+                f"</p></div>")
+
+    return _DEFERRABLE.sub(replace, page_html), bodies
+
+
+def fragment_document(body: str, *, title: str, stylesheets: Iterable[str]) -> str:
+    """A deferred panel's file: a page of its own (readable when opened directly) whose ``<main>`` the panel
+    fetches."""
+    links = "".join(f'<link rel="stylesheet" href="{html.escape(href)}">' for href in stylesheets)
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width,initial-scale=1">'
+            f"<title>{html.escape(title)}</title>{links}<meta name=\"robots\" content=\"noindex\"></head>\n"
+            f'<body><main class="md-content"><article class="md-content__inner md-typeset">'
+            f"<h1>{html.escape(title)}</h1>\n{body}\n"
+            f"</article></main></body></html>\n")
+
+
 def _qualname(obj: Any) -> str:
     module = obj.__module__.removeprefix("snippets.experiments.").removeprefix("snippets.")
     return f"{module}.{obj.__qualname__}"
@@ -206,7 +252,8 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
         parts.append(_details(f"Checks behind the claims: {listed}",
                               "\n".join(source_block(inspect.unwrap(c)) for c in check_list)))
     summary = f"Code that measured this: <code>{html.escape(exp.name)}</code>"
-    return "\n" + _details(summary, "\n".join(parts), kind="example", experiment=exp.name) + "\n"
+    return "\n" + _details(summary, parts[0] + "\n" + _deferrable("\n".join(parts[1:])), kind="example",
+                            experiment=exp.name) + "\n"
 
 
 def present(result: Result, renderer: Callable[[Result], str] | None = None, *,

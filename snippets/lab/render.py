@@ -380,17 +380,21 @@ def ratio_interval(interval: dict, *, suffix: str = "×") -> str:
 
 
 def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:
-    """A visible warning naming each measurement whose interval is too wide to support what is printed."""
+    """A visible warning naming each measurement too uncertain to support what is printed: its interval is too
+    wide, or other programs held the machine while it was measured (``timing.is_noisy``)."""
     if not noisy:
         return ""
-    from .timing import NOISE_TOLERANCE, relative_spread
+    from .timing import CONTENTION_LIMIT, NOISE_TOLERANCE, contended, relative_spread
 
     lines = ['!!! warning "Noisy measurement on this machine"',
-             f"    These ratios vary by more than ±{NOISE_TOLERANCE:.0%} across the repeated rounds, so their values "
-             "are not findings: the machine was busy while they were measured.", ""]
+             f"    These ratios are not findings: they vary by more than ±{NOISE_TOLERANCE:.0%} across the repeated "
+             f"rounds, or other programs used more than {CONTENTION_LIMIT:.0%} of the machine's CPU time while "
+             "they were measured (which changes what is measured, not only its spread).", ""]
     for name, interval in noisy:
         spread = relative_spread(interval)
-        shown = "no interval (too few repeats)" if math.isinf(spread) else f"±{spread:.0%}"
-        lines.append(f"    - {name}: {ratio_interval(interval)}, spread {shown}")
-    lines += ["", "    Re-measure on a quiet machine: `REFRESH=1 make build`."]
+        shown = "no interval (too few repeats)" if math.isinf(spread) else f"spread ±{spread:.0%}"
+        if contended(interval.get("contention")):
+            shown += f"; other programs used {interval['contention']:.0%} of the CPU"
+        lines.append(f"    - {name}: {ratio_interval(interval)}, {shown}")
+    lines += ["", "    Re-measure on a quiet machine: `REFRESH=timing make build`."]
     return "\n".join(lines) + "\n"
