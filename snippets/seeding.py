@@ -1,9 +1,9 @@
 """Seed once per model, not once per script.
 
 ``torch.manual_seed(0)`` fixes where the global random stream starts, not what each consumer gets: every
-module construction, every ``iter(DataLoader)``, every dropout mask and every ``randn`` draws from the same
-stream, so two models built one after the other start from different weights, and inserting any random
-operation between them changes the second. Seed right before each thing that must be reproducible, or give
+module construction, every dropout mask, every ``randn`` and every new ``DataLoader`` iterator (one per epoch,
+except with ``persistent_workers=True``) draws from the same stream, so two models built one after the other
+start from different weights, and inserting any random operation between them changes the second. Seed right before each thing that must be reproducible, or give
 it a stream of its own.
 
 Usage::

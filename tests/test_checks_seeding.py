@@ -30,6 +30,11 @@ def _unshuffled_draws_twice(result: dict) -> None:
     result["by_name"]["one epoch, shuffle=False"]["int64_draws"] = 2
 
 
+def _persistent_epochs_all_draw(result: dict) -> None:
+    # what torch would measure if every epoch created a new iterator, as without persistent workers
+    result["by_name"]["epoch 2, shuffle=False, num_workers=2, persistent_workers=True"]["int64_draws"] = 1
+
+
 def _workers_share_a_seed(result: dict) -> None:
     result["distinct_torch_seeds"] = False
     for row in result["rows"]:
@@ -42,9 +47,14 @@ CONTRADICTING = {
     "seeding.equal_starts_identical": Contradiction(TRAINING, _set(["differing_epochs"], 1)),
     "seeding.same_final_weights": Contradiction(TRAINING, _set(["fixed", "same_end"], False)),
     "seeding.as_asked_differ": Contradiction(TRAINING, _set(["as_asked", "same_start"], True)),
+    "seeding.as_asked_start_explains": Contradiction(
+        TRAINING, lambda r: r["as_asked"]["loader_start_direct"].__setitem__(-1, r["as_asked"]["loader"][-1] + 1.0)),
     "seeding.unshuffled_loader_draws": Contradiction(CONSUMERS, _unshuffled_draws_twice),
     "seeding.shuffled_loader_draws": Contradiction(
         CONSUMERS, lambda r: r["by_name"]["one epoch, shuffle=True"].update(int64_draws=1)),
+    "seeding.workers_draw_at_iter": Contradiction(
+        CONSUMERS, lambda r: r["by_name"]["iter(DataLoader(..., shuffle=True, num_workers=2))"].update(int64_draws=1)),
+    "seeding.persistent_workers_draw_once": Contradiction(CONSUMERS, _persistent_epochs_all_draw),
     "seeding.generator_loader_draws_nothing": Contradiction(
         CONSUMERS, lambda r: r["by_name"]["one epoch, shuffle=True, generator=g"].update(advances=True)),
     "seeding.peek_keeps_first": Contradiction(BETWEEN, _set(["first_model_unchanged"], False)),

@@ -27,7 +27,25 @@ def test_training_is_bitwise_identical_from_equal_starts():
     assert fixed["pred_direct"] == fixed["pred_loader"]
     asked = result["as_asked"]
     assert not asked["same_start"] and asked["direct"] != asked["loader"]
+    # the as-asked second model really went through the DataLoader, and a copy of its start trained directly
+    # repeats it: the start explains the whole difference
+    assert asked["loader"] == asked["loader_start_direct"] and asked["same_end_as_loader_start_direct"]
+    assert result["as_asked_unexplained_epochs"] == 0
     assert len(fixed["direct"]) == 60 and len(result["x"]) == 1000
+
+
+def test_as_asked_second_model_is_trained_through_the_dataloader(monkeypatch):
+    """The as-asked curve labelled "DataLoader" must come from the DataLoader loop, in both runs."""
+    calls = []
+    real = seeding.train_loader
+
+    def spy(model, loader, epochs, *args, **kwargs):
+        calls.append(type(loader).__name__)
+        return real(model, loader, epochs, *args, **kwargs)
+
+    monkeypatch.setattr(seeding, "train_loader", spy)
+    seeding.training_equivalence(epochs=3)
+    assert calls == ["DataLoader", "DataLoader"]
 
 
 def test_experiments_do_not_disturb_the_global_stream():
@@ -52,6 +70,28 @@ def test_dataloader_draws_match_the_installed_torch():
     assert not rows["nn.Dropout(0.5) forward, eval mode"]["advances"]
     assert not rows["len(DataLoader(...))"]["advances"]
     assert not rows["torch.linspace(-10, 10, 1000)"]["advances"]
+    # with workers, iter() prefetches: the sampler's seed is drawn there, beside the base seed
+    assert rows["iter(DataLoader(..., shuffle=False, num_workers=2))"]["int64_draws"] == 1
+    assert rows["iter(DataLoader(..., shuffle=True, num_workers=2))"]["int64_draws"] == 2
+    # persistent workers: one iterator for all epochs, so the base seed is drawn once
+    persistent = [[rows[f"epoch {epoch}, shuffle={shuffle}, num_workers=2, persistent_workers=True"]["int64_draws"]
+                   for epoch in (1, 2, 3)] for shuffle in (False, True)]
+    assert persistent == [[1, 0, 0], [2, 1, 1]]
+
+
+def test_rng_consumers_leaves_no_worker_running():
+    import multiprocessing
+
+    before = set(multiprocessing.active_children())
+    seeding.rng_consumers(num_workers=2)
+    assert set(multiprocessing.active_children()) <= before
+
+
+def test_rng_consumers_rejects_no_workers():
+    import pytest
+
+    with pytest.raises(ValueError, match="num_workers"):
+        seeding.rng_consumers(num_workers=0)
 
 
 def test_int64_draw_count_is_exact():

@@ -43,6 +43,16 @@ def as_asked_differ(result: Result) -> tuple[bool, dict]:
     return not asked["same_start"] and direct != loader, {"final_direct": direct, "final_loader": loader}
 
 
+@check("as asked, the DataLoader run's losses and final weights are bitwise those of the direct loop started "
+       "from the same (second model's) weights")
+def as_asked_start_explains(result: Result) -> tuple[bool, dict]:
+    asked = result["as_asked"]
+    unexplained = sum(a != b for a, b in zip(asked["loader"], asked["loader_start_direct"]))
+    holds = (unexplained == 0 and len(asked["loader"]) == len(asked["loader_start_direct"]) == result["epochs"]
+             and bool(asked["same_end_as_loader_start_direct"]))
+    return holds, {"epochs": result["epochs"], "unexplained_epochs": unexplained}
+
+
 def _draws(result: Result, operation: str) -> int | None:
     return result["by_name"][operation]["int64_draws"]
 
@@ -58,6 +68,31 @@ def unshuffled_loader_draws(result: Result) -> tuple[bool, dict]:
 def shuffled_loader_draws(result: Result) -> tuple[bool, dict]:
     epoch = _draws(result, "one epoch, shuffle=True")
     return epoch == 2, {"per_epoch": epoch}
+
+
+def _workers(result: Result) -> str:
+    return f"num_workers={result['num_workers']}"
+
+
+@check("without workers iter() of a shuffled DataLoader draws only the base seed (the sampler draws at the first "
+       "batch); with workers iter() prefetches and takes the sampler's draw too")
+def workers_draw_at_iter(result: Result) -> tuple[bool, dict]:
+    plain = _draws(result, "iter(DataLoader(..., shuffle=True))")
+    unshuffled = _draws(result, f"iter(DataLoader(..., shuffle=False, {_workers(result)}))")
+    shuffled = _draws(result, f"iter(DataLoader(..., shuffle=True, {_workers(result)}))")
+    return plain == 1 and unshuffled == 1 and shuffled == 2, \
+        {"at_iter_plain": plain, "at_iter_workers": shuffled, "workers": result["num_workers"]}
+
+
+@check("with persistent_workers=True only the first epoch draws the base seed; a shuffled loader's sampler still "
+       "draws every epoch")
+def persistent_workers_draw_once(result: Result) -> tuple[bool, dict]:
+    per_epoch = {shuffle: [_draws(result, f"epoch {epoch}, shuffle={shuffle}, {_workers(result)}, "
+                                          "persistent_workers=True") for epoch in (1, 2, 3)]
+                 for shuffle in (False, True)}
+    return per_epoch[False] == [1, 0, 0] and per_epoch[True] == [2, 1, 1], \
+        {"unshuffled": ", ".join(map(str, per_epoch[False])), "shuffled": ", ".join(map(str, per_epoch[True])),
+         "workers": result["num_workers"]}
 
 
 @check("a shuffled epoch with generator=g does not advance the global RNG")

@@ -5,6 +5,7 @@ drawing is in ``figures``, the conditions behind the page's claims in ``checks``
 
 from __future__ import annotations
 
+import copy
 import random
 from typing import Callable
 
@@ -59,11 +60,12 @@ def creation_order(seed: int = 0) -> dict:
     return {"one_seed": one_seed, "reseeded": reseeded, "same_after_reseed": same_after_reseed}
 
 
-def _question_run(epochs: int, reseed: bool, *, through_loader: bool) -> dict:
+def _question_run(epochs: int, reseed: bool) -> dict:
     """The question's script, end to end; ``reseed`` applies the fix (seed before each construction).
 
-    ``through_loader=False`` trains the second model with the direct loop too: the fixed run proves the two
-    loops identical from equal starts, and skipping the slow loader keeps the build fast.
+    The second model is trained through the question's full-batch DataLoader. A copy of its starting weights is
+    also trained with the direct loop (``loader_start_direct``): if the loader changed anything but the start,
+    that copy's losses would differ from the DataLoader run's.
     """
     x, y = make_data()  # seeds 0, draws the noise: exactly the question's first lines
     if reseed:
@@ -73,34 +75,39 @@ def _question_run(epochs: int, reseed: bool, *, through_loader: bool) -> dict:
         torch.manual_seed(0)
     model_loader = SimpleLinearModel()
     same_start = same_parameters(model_direct, model_loader)
+    loader_start = copy.deepcopy(model_loader)
     direct = train_direct(model_direct, x, y, epochs)
-    if through_loader:
-        loader = train_loader(model_loader, full_batch_loader(x, y), epochs)
-    else:
-        loader = train_direct(model_loader, x, y, epochs)
+    loader = train_loader(model_loader, full_batch_loader(x, y), epochs)
+    loader_start_direct = train_direct(loader_start, x, y, epochs)
     with torch.no_grad():
         pred_direct = model_direct(x).squeeze(1).tolist()
         pred_loader = model_loader(x).squeeze(1).tolist()
     return {"same_start": same_start, "direct": direct, "loader": loader,
+            "loader_start_direct": loader_start_direct,
             "same_end": same_parameters(model_direct, model_loader),
+            "same_end_as_loader_start_direct": same_parameters(model_loader, loader_start),
             "pred_direct": pred_direct, "pred_loader": pred_loader}
 
 
 @experiment()
 def training_equivalence(epochs: int = 2000) -> dict:
-    """The question's two trainings: fixed (seed before each model, real DataLoader) and as asked (one seed)."""
+    """The question's two trainings, both through the real DataLoader: fixed (seed before each model) and as
+    asked (one seed)."""
     if epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {epochs}")
     with torch.random.fork_rng(devices=[]):
         runs = {}
         for name, reseed in progress([("fixed", True), ("as_asked", False)], "seeding: question trainings"):
-            runs[name] = _question_run(epochs, reseed, through_loader=reseed)
+            runs[name] = _question_run(epochs, reseed)
         x, y = make_data()
     fixed = runs["fixed"]
     differing_epochs = sum(a != b for a, b in zip(fixed["direct"], fixed["loader"]))
     max_diff = max(abs(a - b) for a, b in zip(fixed["direct"], fixed["loader"]))
+    asked = runs["as_asked"]
+    asked_unexplained = sum(a != b for a, b in zip(asked["loader"], asked["loader_start_direct"]))
     return {"epochs": epochs, "x": x.squeeze(1).tolist(), "y": y.squeeze(1).tolist(), **runs,
-            "differing_epochs": differing_epochs, "max_abs_diff": max_diff}
+            "differing_epochs": differing_epochs, "max_abs_diff": max_diff,
+            "as_asked_unexplained_epochs": asked_unexplained}
 
 
 def _rng_advance(operation: Callable[[], object]) -> tuple[bool, int | None]:
@@ -115,13 +122,32 @@ def _epoch(loader) -> None:
         pass
 
 
+def _iter_and_close(loader: DataLoader) -> None:
+    """Create the iterator (as ``iter(loader)`` does), then shut its worker processes down."""
+    iterator = iter(loader)
+    shutdown = getattr(iterator, "_shutdown_workers", None)
+    if shutdown is not None:
+        shutdown()
+
+
 @experiment()
-def rng_consumers(n_samples: int = 100) -> dict:
-    """Which everyday operations advance the global CPU generator, compared state before and after."""
+def rng_consumers(n_samples: int = 100, num_workers: int = 2) -> dict:
+    """Which everyday operations advance the global CPU generator, compared state before and after.
+
+    The worker rows start ``num_workers`` processes: with workers, ``iter()`` already asks the sampler for the
+    first indices (prefetching), and a loader with ``persistent_workers=True`` keeps one iterator for all its
+    epochs — each epoch of that one loader is a row.
+    """
+    if num_workers < 1:
+        raise ValueError(f"num_workers must be >= 1 for the worker rows, got {num_workers}")
     dataset = TensorDataset(torch.arange(n_samples, dtype=torch.float32).unsqueeze(1))
     dropout_input = torch.ones(8, 8)
     dropout = nn.Dropout(0.5)
     private = torch.Generator().manual_seed(0)
+    persistent = DataLoader(dataset, batch_size=10, num_workers=num_workers, persistent_workers=True)
+    persistent_shuffled = DataLoader(dataset, batch_size=10, shuffle=True, num_workers=num_workers,
+                                     persistent_workers=True)
+    workers = f"num_workers={num_workers}"
     operations: list[tuple[str, Callable[[], object]]] = [
         ("nn.Linear(1, 10) — module construction", lambda: nn.Linear(1, 10)),
         ("torch.linspace(-10, 10, 1000)", lambda: torch.linspace(-10, 10, 1000)),
@@ -135,14 +161,26 @@ def rng_consumers(n_samples: int = 100) -> dict:
          lambda: _epoch(DataLoader(dataset, batch_size=10, shuffle=True, generator=private))),
         ("nn.Dropout(0.5) forward, train mode", lambda: dropout.train()(dropout_input)),
         ("nn.Dropout(0.5) forward, eval mode", lambda: dropout.eval()(dropout_input)),
+        (f"iter(DataLoader(..., shuffle=False, {workers}))",
+         lambda: _iter_and_close(DataLoader(dataset, batch_size=10, num_workers=num_workers))),
+        (f"iter(DataLoader(..., shuffle=True, {workers}))",
+         lambda: _iter_and_close(DataLoader(dataset, batch_size=10, shuffle=True, num_workers=num_workers))),
     ]
+    for shuffle, loader in ((False, persistent), (True, persistent_shuffled)):
+        operations += [(f"epoch {epoch}, shuffle={shuffle}, {workers}, persistent_workers=True",
+                        lambda loader=loader: _epoch(loader)) for epoch in (1, 2, 3)]
     rows = []
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
-        for name, operation in operations:
-            advances, draws = _rng_advance(operation)
-            rows.append({"operation": name, "advances": advances, "int64_draws": draws})
-    return {"rows": rows, "by_name": {row["operation"]: row for row in rows}}
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            for name, operation in operations:
+                advances, draws = _rng_advance(operation)
+                rows.append({"operation": name, "advances": advances, "int64_draws": draws})
+    finally:
+        for loader in (persistent, persistent_shuffled):
+            if loader._iterator is not None:
+                loader._iterator._shutdown_workers()
+    return {"rows": rows, "by_name": {row["operation"]: row for row in rows}, "num_workers": num_workers}
 
 
 @experiment()
