@@ -1,24 +1,32 @@
-"""TensorLoader: batches of in-memory tensors, as DataLoader(TensorDataset(...)) yields them, without its overhead.
+"""Batches of in-memory tensors, as DataLoader(TensorDataset(...)) yields them, without its per-sample overhead.
 
-The pitfall it fixes: ``DataLoader(TensorDataset(x, y), batch_size=b)`` builds every batch one sample at a
-time — it calls ``dataset[i]`` once per sample and then ``torch.stack``\\ s the pieces (``default_collate``).
-For tensors that already sit in memory that per-sample work costs far more than the training step of a
-small model, even when the whole dataset is a single batch. TensorLoader slices (sequential) or gathers
-rows with ``index_select`` (shuffled) instead, on the tensors' own device.
+The pitfall: ``DataLoader(TensorDataset(x, y), batch_size=b)`` builds every batch one sample at a time — it
+calls ``dataset[i]`` once per sample and then ``torch.stack``\\ s the pieces (``default_collate``). For
+tensors that already sit in memory that per-sample work costs far more than the training step of a small
+model, even when the whole dataset is a single batch. Two fixes, both yielding the same batches and drawing
+the same random numbers as ``DataLoader(TensorDataset(...))``:
 
-It is a drop-in replacement: for the same arguments it yields the same batches in the same order as
-``DataLoader(TensorDataset(*tensors), batch_size=..., shuffle=..., drop_last=..., generator=...)`` (with the
-default ``num_workers=0``), epoch after epoch, and it draws the same random numbers, so the global RNG and
-``generator`` end every epoch in the same state. A seeded training run changes nothing but its speed.
+* ``TensorLoader`` replaces the DataLoader: it slices (sequential) or gathers rows with ``index_select``
+  (shuffled) on the tensors' own device. The fastest, for data on one device and no sampler.
+* ``BatchedTensorDataset`` replaces the TensorDataset and keeps the DataLoader: its ``__getitems__`` indexes
+  every tensor once per batch. Samplers (``DistributedSampler`` too), worker processes and ``pin_memory``
+  keep working.
 
 Usage::
 
-    from tensor_loader import TensorLoader
+    from tensor_loader import TensorLoader, BatchedTensorDataset
 
     loader = TensorLoader(x, y, batch_size=64, shuffle=True)
+    # or, keeping DataLoader and its options:
+    loader = DataLoader(BatchedTensorDataset(x, y), batch_size=64, shuffle=True,
+                        collate_fn=BatchedTensorDataset.collate)
     for x_batch, y_batch in loader:
         loss = criterion(model(x_batch), y_batch)
 
+TensorLoader is a drop-in replacement: for the same arguments it yields the same batches in the same order as
+``DataLoader(TensorDataset(*tensors), batch_size=..., shuffle=..., drop_last=..., generator=...)`` (with the
+default ``num_workers=0``), epoch after epoch, and it draws the same random numbers, so the global RNG and
+``generator`` end every epoch in the same state. A seeded training run changes nothing but its speed.
 Differences from DataLoader, all deliberate:
 
 * Batches are tuples, not lists (``default_collate`` turns a tuple sample into a list).
@@ -27,23 +35,34 @@ Differences from DataLoader, all deliberate:
   DataLoader's batches are always fresh contiguous copies. Shuffled batches are copies here too (small
   ones are views into one block of about 1 MiB gathered for several batches at once).
 * No ``num_workers``, ``pin_memory``, ``sampler`` or ``collate_fn``: data already in memory (or on the GPU)
-  needs none of them. TensorLoader draws the worker base seed that ``iter(DataLoader)`` draws, so its RNG
-  use matches ``num_workers=0`` and any ``num_workers`` alike in the main process; what cannot match is
-  randomness *inside* DataLoader's worker processes, because there are none.
+  needs none of them. Every ``iter()`` draws the worker base seed that every ``iter(DataLoader)`` draws
+  without ``persistent_workers``, so at the end of each epoch the global RNG and ``generator`` are where
+  DataLoader leaves them with ``num_workers=0`` or with worker processes (which, prefetching, draw
+  RandomSampler's seed at ``iter()`` rather than at the first batch). With ``persistent_workers=True``
+  DataLoader draws the base seed at the first ``iter()`` only, and TensorLoader does not match it. What
+  cannot match either way is randomness *inside* DataLoader's worker processes: there are none.
 * With ``shuffle=True`` and no ``generator`` DataLoader also draws a second permutation from a private
   generator after the last index of each epoch; nobody can observe that draw, so TensorLoader skips it.
   With a user ``generator`` that second permutation advances the generator, so TensorLoader draws it too,
   at the same moment in the epoch.
+
+BatchedTensorDataset needs ``collate_fn=BatchedTensorDataset.collate``: DataLoader passes what
+``__getitems__`` returns to the collate function, and ``default_collate`` expects a list of samples to
+stack — given a tuple of ready batches it would stack those. With automatic batching (a ``batch_size`` or a
+``batch_sampler``) it never calls ``dataset[i]``; its batches are fresh contiguous copies, lists as
+DataLoader's are, equal to those of ``DataLoader(TensorDataset(...))`` with the same arguments.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Iterator, Optional
+from array import array
+from typing import Any, Iterator, Optional, Sequence
 
 import torch
+from torch.utils.data import TensorDataset, default_collate
 
-__all__ = ["TensorLoader"]
+__all__ = ["TensorLoader", "BatchedTensorDataset"]
 
 # Sequential batches are cut in spans of this many batches with one call per tensor, so the views are made
 # in C++; a span bounds the memory held by views when batch_size is 1 and the dataset has millions of rows.
@@ -51,6 +70,21 @@ _BATCHES_PER_SPAN = 1024
 # Small shuffled batches are gathered in groups of up to this many rows and about this many bytes.
 _ROWS_PER_GATHER = 4096
 _BYTES_PER_GATHER = 1 << 20
+
+
+def _check_tensors(owner: str, tensors: tuple) -> list[tuple[int, ...]]:
+    """The shapes of ``tensors``, after checking that they are tensors with one common first dimension."""
+    if not tensors:
+        raise TypeError(f"{owner} needs at least one tensor, got none")
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"{owner} takes tensors; argument {position} is a {type(tensor).__name__}")
+        if tensor.dim() == 0:
+            raise ValueError(f"argument {position} is a 0-dim tensor; it has no first dimension to batch")
+    shapes = [tuple(tensor.shape) for tensor in tensors]
+    if len({shape[0] for shape in shapes}) != 1:
+        raise ValueError(f"all tensors need the same size of the first dimension, got shapes {shapes}")
+    return shapes
 
 
 class TensorLoader:
@@ -69,16 +103,7 @@ class TensorLoader:
 
     def __init__(self, *tensors: torch.Tensor, batch_size: int = 1, shuffle: bool = False,
                  drop_last: bool = False, generator: Optional[torch.Generator] = None) -> None:
-        if not tensors:
-            raise TypeError("TensorLoader needs at least one tensor, got none")
-        for position, tensor in enumerate(tensors):
-            if not isinstance(tensor, torch.Tensor):
-                raise TypeError(f"TensorLoader takes tensors; argument {position} is a {type(tensor).__name__}")
-            if tensor.dim() == 0:
-                raise ValueError(f"argument {position} is a 0-dim tensor; it has no first dimension to batch")
-        shapes = [tuple(tensor.shape) for tensor in tensors]
-        if len({shape[0] for shape in shapes}) != 1:
-            raise ValueError(f"all tensors need the same size of the first dimension, got shapes {shapes}")
+        shapes = _check_tensors("TensorLoader", tensors)
         devices = {tensor.device for tensor in tensors}
         if len(devices) != 1:
             raise ValueError(f"all tensors must be on one device, got {sorted(str(d) for d in devices)}")
@@ -182,3 +207,50 @@ class TensorLoader:
             else source.index_select(0, index).view(-1, *row_shape)
             for source, row_shape in self._gather_sources
         ])
+
+
+class BatchedTensorDataset(TensorDataset):
+    """A TensorDataset that DataLoader indexes once per batch instead of once per sample.
+
+    ``DataLoader(BatchedTensorDataset(x, y), batch_size=..., collate_fn=BatchedTensorDataset.collate)`` yields
+    the batches ``DataLoader(TensorDataset(x, y), batch_size=...)`` yields with the same other arguments
+    (``shuffle``, ``sampler``, ``batch_sampler``, ``drop_last``, ``generator``, ``num_workers``, ``pin_memory``...)
+    and draws the same random numbers — the sampler draws them, not the dataset — but fetches each batch with
+    one indexing per tensor (``__getitems__``) instead of one ``dataset[i]`` per sample and a ``torch.stack``.
+
+    Args:
+        *tensors: one or more tensors with the same size of the first dimension.
+    """
+
+    def __init__(self, *tensors: torch.Tensor) -> None:
+        _check_tensors("BatchedTensorDataset", tensors)
+        super().__init__(*tensors)
+
+    def __getitems__(self, indices: Sequence[int]) -> tuple[torch.Tensor, ...]:
+        """The rows at ``indices`` of every tensor: one batch, as a tuple with one tensor per input tensor."""
+        index = _index_tensor(indices)
+        # contiguous(): the stacked batch of default_collate is contiguous whatever the input's strides.
+        return tuple(tensor[index.to(tensor.device)].contiguous() for tensor in self.tensors)
+
+    @staticmethod
+    def collate(batch: Any) -> Any:
+        """DataLoader's ``collate_fn`` for this dataset: a batch from ``__getitems__`` (a tuple of tensors) becomes
+        the list DataLoader yields; a list of samples (from a wrapper that indexes sample by sample, such as
+        ``ConcatDataset``) goes to ``default_collate`` as usual."""
+        if isinstance(batch, tuple):
+            return list(batch)
+        return default_collate(batch)
+
+
+def _index_tensor(indices: Any) -> torch.Tensor:
+    """A sampler's list of indices as an int64 tensor."""
+    if isinstance(indices, torch.Tensor):
+        return indices
+    try:
+        # Through array("q"): about 5x faster than torch.as_tensor on a list of Python ints (torch 2.x).
+        buffer = array("q", indices)
+    except TypeError:  # not plain integers: let torch convert them, or say why it cannot
+        return torch.as_tensor(indices, dtype=torch.int64)
+    if not buffer:
+        return torch.empty(0, dtype=torch.int64)
+    return torch.frombuffer(buffer, dtype=torch.int64)

@@ -72,11 +72,13 @@ CONTRACT = Measured(measure.contract, (("sizes", (1, 7, 30)), ("batch_sizes", (1
 
 def question_times() -> dict:
     same = {name: {"losses_identical": True, "first_different_epoch": None, "weights_identical": True,
-                   "final_loss": 11.5} for name in ("direct", "DataLoader", "DataLoader + BatchSampler", "TensorLoader")}
+                   "final_loss": 11.5} for name in ("direct", "DataLoader", "DataLoader + BatchSampler",
+                                                    "DataLoader + BatchedTensorDataset", "TensorLoader")}
     return {"n": 1000, "epochs": 2000, "compared_epochs": 300, "device": "cpu", "same": same,
             "rows": [_timed("direct", 1.0e-4, "rounds", timed_epochs=800),
                      _timed("DataLoader", 8.0e-4, "rounds", timed_epochs=150),
                      _timed("DataLoader + BatchSampler", 1.6e-4, "rounds", timed_epochs=600),
+                     _timed("DataLoader + BatchedTensorDataset", 1.2e-4, "rounds", timed_epochs=700),
                      _timed("TensorLoader", 1.05e-4, "rounds", timed_epochs=780)]}
 
 
@@ -90,7 +92,8 @@ def breakdown_times() -> dict:
 
 
 def batch_size_times() -> dict:
-    per_epoch = {"DataLoader": 5.0e-2, "DataLoader + BatchSampler": 2.0e-2, "TensorLoader": 1.0e-3,
+    per_epoch = {"DataLoader": 5.0e-2, "DataLoader + BatchSampler": 2.0e-2,
+                 "DataLoader + BatchedTensorDataset": 3.0e-3, "TensorLoader": 1.0e-3,
                  "hand-written loop": 1.1e-3}
     points = [_timed(name, base / size ** 0.5, shuffle=shuffle, batch_size=size)
               for shuffle in (False, True) for size in (1, 100, 10_000) for name, base in per_epoch.items()]
@@ -101,6 +104,7 @@ def size_times() -> dict:
     points = []
     for n in (100, 1000, 10_000):
         for name, epoch in (("DataLoader", 5e-6 * n), ("DataLoader + BatchSampler", 1e-7 * n),
+                            ("DataLoader + BatchedTensorDataset", 2e-5 + 5e-8 * n),
                             ("TensorLoader", 5e-6), ("hand-written loop", 4e-6)):
             points.append(_timed(name, epoch, shuffle=False, n=n))
     return {"device": "cpu", "sizes": [100, 1000, 10_000], "per_sample_limit": 10_000, "points": points}
@@ -221,6 +225,9 @@ CONTRADICTING = {
     "loader.question_runs_identical": Contradiction(
         QUESTION, lambda r: r["same"]["TensorLoader"].update(losses_identical=False, first_different_epoch=3)),
     "loader.dataloader_slower": Contradiction(QUESTION_TIMES, _question("DataLoader", 2.5e-4)),
+    # DataLoader only 4x DataLoader + BatchedTensorDataset
+    "loader.batched_dataset_faster": Contradiction(QUESTION_TIMES, _question("DataLoader + BatchedTensorDataset",
+                                                                             2.0e-4)),
     "loader.getitem_per_sample": Contradiction(BREAKDOWN, _set(["calls", "getitem_per_epoch"], 400)),
     "loader.collate_one_list": Contradiction(BREAKDOWN, _set(["calls", "collate_sizes"], [100, 100])),
     "loader.batch_sampler_indexes_once": Contradiction(BREAKDOWN, _set(["calls", "batch_sampler_getitem_per_epoch"],
@@ -243,6 +250,13 @@ CONTRADICTING = {
     "loader.tensorloader_matches_dataloader": Contradiction(
         CONTRACT, lambda r: r["failures"].append({"n": 7, "batch_size": 4, "shuffle": True, "drop_last": False,
                                                    "generator": True})),
+    "loader.batched_dataset_matches_dataloader": Contradiction(
+        CONTRACT, lambda r: r["batched"]["failures"].append({"world_size": 3, "rank": 2, "shuffle": True,
+                                                              "drop_last": False})),
+    "loader.persistent_workers_draw_once": Contradiction(
+        CONTRACT, _set(["rng", "advanced", "num_workers=2, persistent_workers=True"], [True, True, True])),
+    "loader.workers_draw_sampler_seed_at_iter": Contradiction(CONTRACT, _set(["rng", "sampler_at_iter", "num_workers=2"],
+                                                                             False)),
     "loader.sequential_batch_is_view": Contradiction(CONTRACT, _set(["memory", "sequential_is_view"], False)),
     "loader.shuffled_batch_is_copy": Contradiction(CONTRACT, _set(["memory", "shuffled_is_copy"], False)),
 }
@@ -259,6 +273,7 @@ def test_check_holds_on_a_supporting_result_and_fails_on_a_contradiction(name):
 STRADDLING = {
     # one ratio against a threshold: DataLoader at 3x the direct loop, its rounds ±40 %
     "loader.dataloader_slower": (QUESTION_TIMES, _question("DataLoader", 3.0e-4, WIDE)),
+    "loader.batched_dataset_faster": (QUESTION_TIMES, _question("DataLoader + BatchedTensorDataset", 1.6e-4, WIDE)),
     # shares of the epoch, from the same rounds: 5 % for "< 5 %", 50 % for "> half"
     "loader.iterator_negligible": (BREAKDOWN_TIMES, _stage("iter(", 5.0e-5, WIDE)),
     "loader.copy_negligible": (BREAKDOWN_TIMES, _stage("the copy", 5.0e-5, WIDE)),

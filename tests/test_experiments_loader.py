@@ -35,7 +35,8 @@ SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machi
 }
 # The checks each experiment's result is read by; those marked True depend on timings.
 CHECKS = {
-    "question_timing": [(checks.question_runs_identical, False), (checks.dataloader_slower, True)],
+    "question_timing": [(checks.question_runs_identical, False), (checks.dataloader_slower, True),
+                        (checks.batched_dataset_faster, True)],
     "breakdown": [(checks.getitem_per_sample, False), (checks.collate_one_list, False),
                   (checks.batch_sampler_indexes_once, False), (checks.batch_is_fresh_copy, False),
                   (checks.source_already_contiguous, False), (checks.iterator_negligible, True),
@@ -47,7 +48,8 @@ CHECKS = {
     "workers": [(checks.fresh_workers_slower, True), (checks.tensorloader_beats_workers, True)],
     "bandwidth": [(checks.dataloader_narrow_rows_slow, True), (checks.dataloader_wide_rows_closer, True)],
     "contract": [(checks.tensorloader_matches_dataloader, False), (checks.sequential_batch_is_view, False),
-                 (checks.shuffled_batch_is_copy, False)],
+                 (checks.shuffled_batch_is_copy, False), (checks.batched_dataset_matches_dataloader, False),
+                 (checks.persistent_workers_draw_once, False), (checks.workers_draw_sampler_seed_at_iter, False)],
 }
 SYNTHETIC = {
     "question_timing": test_checks_loader.question_times, "breakdown": test_checks_loader.breakdown_times,
@@ -162,7 +164,7 @@ def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_nois
     assert "DataLoader + BatchSampler ÷ direct" not in text.split("!!! warning")[1], "only the noisy ratio is named"
     assert "\n\n!!! warning" in text, "an admonition needs a blank line before it"
     busy = test_checks_loader.question_times()
-    busy["rows"][3]["contention"] = 0.5  # TensorLoader timed while another program held half the machine
+    busy["rows"][4]["contention"] = 0.5  # TensorLoader timed while another program held half the machine
     text = figures.question_timing(_synthetic(busy, "question_timing"))
     assert "- TensorLoader ÷ direct: " in text and "other programs used 50% of the CPU" in text
     assert "- DataLoader ÷ direct" not in text, "the tight, quiet ratios are not named"
@@ -180,7 +182,8 @@ def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():
 
 def test_question_runs_are_bitwise_identical(results):
     same = results["question_timing"].value["same"]
-    assert set(same) == {"direct", "DataLoader", "DataLoader + BatchSampler", "TensorLoader"}
+    assert set(same) == {"direct", "DataLoader", "DataLoader + BatchSampler", "DataLoader + BatchedTensorDataset",
+                         "TensorLoader"}
     assert all(v["losses_identical"] and v["weights_identical"] for v in same.values())
 
 
@@ -259,3 +262,25 @@ def test_page_blocks_are_named_and_includes_exist():
         if section:
             assert f"[start:{section}]" in source and f"[end:{section}]" in source
     assert '--8<-- "snippets/tensor_loader.py"' in text
+
+
+def test_contract_spy_refuses_sample_indexing_and_counts_as_a_failure():
+    spy = measure.SampleIndexingRefused(torch.arange(4.0))
+    with pytest.raises(AssertionError, match="was called"):
+        spy[0]
+    x, y = measure.question_data(8)
+    assert measure._batched_dataset_agrees(x, y, 0, 1, False, batch_size=3)
+    # The same spy without its collate function: DataLoader's default_collate stacks the two batched tensors, so
+    # the batches differ and the comparison says so.
+    original = measure.BatchedTensorDataset.collate
+    try:
+        measure.BatchedTensorDataset.collate = staticmethod(lambda batch: [torch.zeros(1)])
+        assert not measure._batched_dataset_agrees(x, y, 0, 1, False, batch_size=3)
+    finally:
+        measure.BatchedTensorDataset.collate = original
+
+
+def test_contract_reports_sample_indexing_in_workers_as_a_failure(monkeypatch):
+    x, y = measure.question_data(8)
+    monkeypatch.setattr(measure.SampleIndexingRefused, "__getitems__", None)  # falls back to dataset[i]
+    assert not measure._batched_dataset_agrees(x, y, 0, 1, False, batch_size=3, num_workers=1)

@@ -1,4 +1,5 @@
-"""The TensorLoader recipe: same batches and same random draws as DataLoader(TensorDataset), clear errors."""
+"""The tensor_loader recipe: TensorLoader and BatchedTensorDataset give the same batches and the same random draws as
+DataLoader(TensorDataset), with clear errors."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import (BatchSampler, ConcatDataset, DataLoader, DistributedSampler, SequentialSampler,
+                              SubsetRandomSampler, TensorDataset, WeightedRandomSampler, random_split)
 
 from snippets import tensor_loader
-from snippets.tensor_loader import TensorLoader
+from snippets.tensor_loader import BatchedTensorDataset, TensorLoader
 
 RECIPE = Path(tensor_loader.__file__)
 
@@ -57,18 +59,28 @@ def run_both(tensors: tuple, *, epochs: int = 2, seed: int = 0, use_generator: b
     return results
 
 
-def assert_equivalent(tensors: tuple, **options) -> None:
-    (len_dl, expected), (len_tl, got) = run_both(tensors, **options)
-    assert len_tl == len_dl
-    assert len(got) == len(expected)
-    for epoch_dl, epoch_tl in zip(expected, got):
-        assert len(epoch_tl) == len(epoch_dl), "different number of batches"
-        for (batch_dl, state_dl), (batch_tl, state_tl) in zip(epoch_dl, epoch_tl):
-            if isinstance(batch_dl, str):
-                assert batch_tl == batch_dl
+def assert_same_histories(expected: tuple, got: tuple, contiguous: bool = False) -> int:
+    """Two ``(len(loader), record(...))`` pairs agree: length, every batch and every RNG state (and, if asked, every
+    batch contiguous). Returns the number of batches compared."""
+    (len_expected, history_expected), (len_got, history_got) = expected, got
+    assert len_got == len_expected
+    assert len(history_got) == len(history_expected)
+    compared = 0
+    for epoch_expected, epoch_got in zip(history_expected, history_got):
+        assert len(epoch_got) == len(epoch_expected), "different number of batches"
+        for (batch_expected, state_expected), (batch_got, state_got) in zip(epoch_expected, epoch_got):
+            if isinstance(batch_expected, str):
+                assert batch_got == batch_expected
             else:
-                assert_same_batch(batch_dl, batch_tl)
-            assert same_state(state_dl, state_tl), "RNG state differs"
+                assert_same_batch(batch_expected, batch_got)
+                assert not contiguous or all(t.is_contiguous() for t in batch_got)
+                compared += 1
+            assert same_state(state_expected, state_got), "RNG state differs"
+    return compared
+
+
+def assert_equivalent(tensors: tuple, **options) -> None:
+    assert_same_histories(*run_both(tensors, **options))
 
 
 def dataset(n: int, kinds: str = "xy") -> tuple:
@@ -317,15 +329,189 @@ def test_recipe_imports_alone(tmp_path):
         "assert not [m for m in sys.modules if m == 'snippets' or m.startswith('snippets.')], 'imports snippets'\n"
         "x = torch.arange(5.0)\n"
         "print([b[0].tolist() for b in tensor_loader.TensorLoader(x, batch_size=2)])\n"
+        "from torch.utils.data import DataLoader\n"
+        "dataset = tensor_loader.BatchedTensorDataset(x)\n"
+        "print([b[0].tolist() for b in DataLoader(dataset, batch_size=2, collate_fn=dataset.collate)])\n"
     )
     done = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[[0.0, 1.0], [2.0, 3.0], [4.0]]"
+    assert done.stdout.strip().splitlines() == ["[[0.0, 1.0], [2.0, 3.0], [4.0]]"] * 2
 
 
 def test_recipe_docstring_has_usage_and_limits():
     doc = tensor_loader.__doc__
     assert "Usage::" in doc and "TensorLoader(x, y, batch_size=64, shuffle=True)" in doc
-    for words in ("views", "worker processes", "second permutation"):
+    assert "collate_fn=BatchedTensorDataset.collate" in doc
+    for words in ("views", "worker processes", "second permutation", "persistent_workers=True"):
         assert words in doc
+
+
+# ---------------------------------------------------------------------------------------------------------
+# BatchedTensorDataset: DataLoader keeps its options, the dataset is indexed once per batch
+
+
+class NoSampleIndexing(BatchedTensorDataset):
+    """A spy: indexing one sample fails, in the main process and in worker processes alike."""
+
+    def __getitem__(self, index):  # noqa: ANN001
+        raise AssertionError(f"dataset[{index!r}] was called")
+
+
+def record_dataloaders(tensors: tuple, *, epochs: int = 2, seed: int = 0, use_generator: bool = False,
+                       sampler_of=None, batch_sampler_of=None, **options) -> list:  # noqa: ANN001
+    """DataLoader over a TensorDataset and over a (spied) BatchedTensorDataset with the same arguments: the length
+    and every batch and RNG state (``record``) of each. ``sampler_of(dataset, generator)`` makes a sampler,
+    ``batch_sampler_of`` a batch sampler, with ``set_epoch`` called before each epoch when it has one."""
+    results = []
+    for dataset_class, collate in ((TensorDataset, None), (NoSampleIndexing, BatchedTensorDataset.collate)):
+        torch.manual_seed(seed)
+        generator = torch.Generator().manual_seed(seed + 1) if use_generator else None
+        dataset = dataset_class(*tensors)
+        extra = {} if collate is None else {"collate_fn": collate}
+        if sampler_of is not None:
+            extra["sampler"] = sampler = sampler_of(dataset, generator)
+        elif batch_sampler_of is not None:
+            extra["batch_sampler"] = sampler = batch_sampler_of(dataset, generator)
+        else:
+            sampler = None
+        loader = DataLoader(dataset, generator=generator, **extra, **options)
+        history = []
+        for epoch in range(epochs):
+            if hasattr(sampler, "set_epoch"):
+                sampler.set_epoch(epoch)
+            history += record(loader, generator, 1)
+        results.append((len(loader), history))
+    return results
+
+
+def assert_dataloaders_agree(tensors: tuple, **options) -> int:
+    """Same length, batches (type, dtype, shape, values, contiguity) and RNG states; returns the batches compared."""
+    return assert_same_histories(*record_dataloaders(tensors, **options), contiguous=True)
+
+
+@pytest.mark.parametrize("shuffle,drop_last,use_generator",
+                         list(itertools.product([False, True], [False, True], [False, True])))
+@pytest.mark.parametrize("n,batch_size", [(1, 1), (1, 4), (5, 2), (7, 3), (10, 10), (10, 11), (33, 5), (100, 7)])
+def test_batched_dataset_same_batches_and_rng_as_tensor_dataset(n, batch_size, shuffle, drop_last, use_generator):
+    assert assert_dataloaders_agree(dataset(n), batch_size=batch_size, shuffle=shuffle, drop_last=drop_last,
+                                    use_generator=use_generator, epochs=3) == 3 * len(DataLoader(
+                                        range(n), batch_size=batch_size, drop_last=drop_last))
+
+
+@pytest.mark.parametrize("kinds", ["x", "y", "xy", "xybhdu", "t", "tx"])
+def test_batched_dataset_several_tensors_dtypes_and_layouts(kinds):
+    # "t" is non-contiguous: the stacked batch is contiguous, and so is the gathered one.
+    assert assert_dataloaders_agree(dataset(23, kinds), batch_size=4, shuffle=True) == 12
+
+
+SAMPLERS = {
+    "SubsetRandomSampler": lambda d, g: SubsetRandomSampler(list(range(0, len(d), 2)), generator=g),
+    "WeightedRandomSampler": lambda d, g: WeightedRandomSampler(torch.linspace(0.1, 1, len(d)), 2 * len(d),
+                                                                generator=g),
+    "SequentialSampler": lambda d, g: SequentialSampler(d),
+}
+
+
+@pytest.mark.parametrize("use_generator", [False, True])
+@pytest.mark.parametrize("name", sorted(SAMPLERS))
+def test_batched_dataset_with_samplers(name, use_generator):
+    assert assert_dataloaders_agree(dataset(31), batch_size=4, sampler_of=SAMPLERS[name],
+                                    use_generator=use_generator) > 0
+
+
+def test_batched_dataset_with_a_batch_sampler():
+    assert assert_dataloaders_agree(
+        dataset(31), batch_sampler_of=lambda d, g: BatchSampler(SequentialSampler(d), 6, drop_last=False)) == 12
+
+
+@pytest.mark.parametrize("world_size", [1, 3, 4])
+@pytest.mark.parametrize("shuffle,drop_last", list(itertools.product([False, True], [False, True])))
+def test_batched_dataset_with_distributed_sampler_shards(world_size, shuffle, drop_last):
+    # 30 samples over 4 ranks leaves a remainder: padded (drop_last=False) or dropped (True).
+    shards = []
+    for rank in range(world_size):
+        sampler_of = (lambda d, g, rank=rank: DistributedSampler(d, num_replicas=world_size, rank=rank,
+                                                                 shuffle=shuffle, seed=7, drop_last=drop_last))
+        assert assert_dataloaders_agree(dataset(30), batch_size=4, sampler_of=sampler_of, epochs=2) > 0
+        shard = DataLoader(NoSampleIndexing(torch.arange(30)), batch_size=4, collate_fn=BatchedTensorDataset.collate,
+                           sampler=sampler_of(range(30), None))
+        shards.append(torch.cat([b[0] for b in shard]))
+    covered = torch.cat(shards).unique()
+    assert len(covered) == (30 if not drop_last or world_size in (1, 3) else 28)
+
+
+@pytest.mark.parametrize("shuffle,persistent", [(False, False), (True, False), (True, True)])
+def test_batched_dataset_with_worker_processes(shuffle, persistent):
+    # The spy raises in the worker that would call dataset[i]: the error would reach the main process.
+    assert assert_dataloaders_agree(dataset(40), batch_size=6, shuffle=shuffle, num_workers=2,
+                                    persistent_workers=persistent, use_generator=True, epochs=2) == 14
+
+
+def test_batched_dataset_never_indexes_one_sample():
+    spy = NoSampleIndexing(torch.arange(10.0))
+    with pytest.raises(AssertionError, match=r"dataset\[3\] was called"):
+        spy[3]
+    batches = list(DataLoader(spy, batch_size=4, shuffle=True, collate_fn=BatchedTensorDataset.collate))
+    assert sorted(torch.cat([b[0] for b in batches]).tolist()) == list(range(10))
+
+
+def test_batched_dataset_batches_are_fresh_lists_of_copies():
+    x, y = dataset(10)
+    batch = next(iter(DataLoader(BatchedTensorDataset(x, y), batch_size=10, collate_fn=BatchedTensorDataset.collate)))
+    assert isinstance(batch, list) and len(batch) == 2
+    assert batch[0].untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    assert torch.equal(batch[0], x) and torch.equal(batch[1], y)
+
+
+def test_batched_dataset_inside_subset_and_concat_dataset():
+    # random_split's Subset forwards __getitems__; ConcatDataset indexes sample by sample, and the collate falls
+    # back to default_collate for that list of samples.
+    x, y = dataset(20)
+    for wrap in (lambda d: random_split(d, [12, 8], generator=torch.Generator().manual_seed(0))[0],
+                 lambda d: ConcatDataset([d, d])):
+        expected = list(DataLoader(wrap(TensorDataset(x, y)), batch_size=5))
+        got = list(DataLoader(wrap(BatchedTensorDataset(x, y)), batch_size=5, collate_fn=BatchedTensorDataset.collate))
+        assert len(got) == len(expected)
+        for want, have in zip(expected, got):
+            assert_same_batch(tuple(want), tuple(have))
+
+
+def test_batched_dataset_index_lists_of_every_kind():
+    x = torch.arange(10.0)
+    data = BatchedTensorDataset(x)
+    assert data.__getitems__([3, 1])[0].tolist() == [3.0, 1.0]
+    assert data.__getitems__(torch.tensor([4, 2]))[0].tolist() == [4.0, 2.0]
+    assert data.__getitems__(range(2))[0].tolist() == [0.0, 1.0]
+    assert data.__getitems__([])[0].shape == (0,)
+    assert data.__getitems__([torch.tensor(5), 6])[0].tolist() == [5.0, 6.0]  # not plain ints: torch converts
+    # The index tensor keeps the buffer it was made from alive.
+    index = tensor_loader._index_tensor([7, 8, 9])
+    import gc
+    gc.collect()
+    assert index.tolist() == [7, 8, 9]
+    assert data[2] == (torch.tensor(2.0),)  # sample indexing still works outside DataLoader
+
+
+@pytest.mark.parametrize("args,error,message", [
+    ((), TypeError, "BatchedTensorDataset needs at least one tensor, got none"),
+    ((torch.zeros(3), [1, 2, 3]), TypeError, "BatchedTensorDataset takes tensors; argument 1 is a list"),
+    ((torch.tensor(1.0),), ValueError, "argument 0 is a 0-dim tensor; it has no first dimension to batch"),
+    ((torch.zeros(3), torch.zeros(4)), ValueError,
+     "all tensors need the same size of the first dimension, got shapes [(3,), (4,)]"),
+])
+def test_batched_dataset_bad_inputs_name_the_argument(args, error, message):
+    with pytest.raises(error) as raised:
+        BatchedTensorDataset(*args)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_batched_dataset_batches_stay_on_the_tensors_device(device):
+    x, y = dataset(37)
+    loader = DataLoader(BatchedTensorDataset(x.to(device), y.to(device)), batch_size=8, shuffle=True,
+                        generator=torch.Generator().manual_seed(1), collate_fn=BatchedTensorDataset.collate)
+    reference = DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(1))
+    for want, have in zip(reference, loader, strict=True):
+        assert all(t.device.type == torch.device(device).type for t in have)
+        assert_same_batch(tuple(want), tuple(t.cpu() for t in have))

@@ -19,7 +19,7 @@ from .derive import (Value, bandwidth_rows, batch_size_ratios, bounds, breakdown
 # The question's timing
 
 
-@check("all four loaders give bitwise-identical losses at every compared epoch and bitwise-identical weights")
+@check("all five loaders give bitwise-identical losses at every compared epoch and bitwise-identical weights")
 def question_runs_identical(result: Value) -> tuple[bool, dict]:
     same = result["same"]
     differ = sorted(name for name, v in same.items() if not (v["losses_identical"] and v["weights_identical"]))
@@ -31,6 +31,13 @@ def question_runs_identical(result: Value) -> tuple[bool, dict]:
 def dataloader_slower(result: Value) -> tuple[bool | None, dict]:
     ratio = question_ratios(result)["DataLoader"]
     return decide(ratio, ">", 3), bounds(ratio)
+
+
+@check("DataLoader over a TensorDataset takes more than 5× as long per epoch as DataLoader over a "
+       "BatchedTensorDataset (same arguments, the question's full batch)", timing=True)
+def batched_dataset_faster(result: Value) -> tuple[bool | None, dict]:
+    ratio = question_ratios(result, baseline="DataLoader + BatchedTensorDataset")["DataLoader"]
+    return decide(ratio, ">", 5), bounds(ratio)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -203,6 +210,35 @@ def tensorloader_matches_dataloader(result: Value) -> tuple[bool, dict]:
     return not result["failures"] and result["combinations"] > 0, \
         {"combinations": result["combinations"], "epochs": result["epochs"], "batches": result["batches"],
          "failures": result["failures"]}
+
+
+@check("over every combination tried, DataLoader over a BatchedTensorDataset yields the batches of DataLoader over a "
+       "TensorDataset with the same arguments and leaves the RNGs in the same state, without calling dataset[i]: "
+       "with shuffle, drop_last and generator, with a DistributedSampler on every rank, with worker processes")
+def batched_dataset_matches_dataloader(result: Value) -> tuple[bool, dict]:
+    batched = result["batched"]
+    return not batched["failures"] and batched["combinations"] > 0 and batched["distributed_shards"] > 0 \
+        and batched["worker_settings"] > 0, {**batched, "epochs": result["epochs"]}
+
+
+@check("with persistent_workers=True only the first iter(DataLoader) draws from the global RNG (sequential); "
+       "without it every iter() draws, with or without workers, and so does every iter(TensorLoader)")
+def persistent_workers_draw_once(result: Value) -> tuple[bool, dict]:
+    advanced, epochs = result["rng"]["advanced"], result["rng"]["epochs"]
+    persistent = advanced["num_workers=2, persistent_workers=True"]
+    others = {label: moved for label, moved in advanced.items() if "persistent" not in label}
+    holds = epochs > 1 and persistent == [True] + [False] * (epochs - 1) and all(all(m) for m in others.values())
+    return holds, {"epochs": epochs, "persistent": persistent, "others": others}
+
+
+@check("with worker processes, iter(DataLoader) of a shuffled loader already draws RandomSampler's seed (the workers "
+       "prefetch); with num_workers=0, and in TensorLoader, iter() draws only the base seed")
+def workers_draw_sampler_seed_at_iter(result: Value) -> tuple[bool, dict]:
+    at_iter = result["rng"]["sampler_at_iter"]
+    with_workers = [label for label in at_iter if label.startswith("num_workers=2")]
+    holds = bool(with_workers) and all(at_iter[label] for label in with_workers) \
+        and not at_iter["num_workers=0"] and not at_iter["TensorLoader"]
+    return holds, dict(at_iter)
 
 
 @check("TensorLoader's sequential batch shares the input's memory")

@@ -89,10 +89,11 @@ def combined(timings: list[dict]) -> dict:
 # The question's timing
 
 
-def question_ratios(result: Value) -> dict[str, Interval]:
-    """Each loader's time per epoch in the question's loop, as a multiple of the direct loop's."""
+def question_ratios(result: Value, baseline: str = "direct") -> dict[str, Interval]:
+    """Each loader's time per epoch in the question's loop, as a multiple of the ``baseline`` run's (the direct
+    loop by default): paired by the rounds the runs were timed in alternation."""
     rows = {row["label"]: row for row in result["rows"]}
-    return {name: timing.ratio(row, rows["direct"]) for name, row in rows.items() if name != "direct"}
+    return {name: timing.ratio(row, rows[baseline]) for name, row in rows.items() if name != baseline}
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
 
 
 def question_timing(result: Result) -> str:
-    """Time per epoch of the four loaders, scaled to the question's run, with each run's last compared loss."""
+    """Time per epoch of the five loaders, scaled to the question's run, with each run's last compared loss."""
     epochs = result["epochs"]
     total, loss = f"× {epochs:,} epochs", f"loss, epoch {result['compared_epochs']:,}"
     rows = [{**row, total: seconds(row["median"] * epochs), loss: f"{result['same'][row['label']]['final_loss']:.6g}"}
@@ -170,7 +170,7 @@ def batch_size_scaling(result: Result) -> str:
     """Time per epoch against batch size, sequential and shuffled, every loader (log-log)."""
     fig, axes = new_figure("pair", ncols=2, sharey=True)
     for ax, shuffle in zip(axes, (False, True)):
-        for color, marker, name in zip(COLORS, "osD^", LOADER_NAMES):
+        for color, marker, name in zip(COLORS, "osvD^", LOADER_NAMES):
             sizes, times = series(result["points"], name, shuffle)
             ax.plot(sizes, times, marker=marker, markersize=4, color=color, label=name)
         ax.set_xscale("log")
@@ -233,7 +233,7 @@ def speed_targets(result: Result) -> str:
 def size_scaling(result: Result) -> str:
     """Time per full-batch epoch against dataset size, sequential, every loader (log-log)."""
     fig, ax = new_figure("wide")
-    for color, marker, name in zip(COLORS, "osD^", LOADER_NAMES):
+    for color, marker, name in zip(COLORS, "osvD^", LOADER_NAMES):
         ns, times = series(result["points"], name, False, key="n")
         ax.plot(ns, times, marker=marker, markersize=4, color=color, label=name)
     ax.set_xscale("log")

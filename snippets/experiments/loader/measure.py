@@ -19,16 +19,17 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 from torch import nn
 from torch.nn import functional as F
-from torch.utils.data import (BatchSampler, DataLoader, RandomSampler, SequentialSampler, TensorDataset,
-                              default_collate)
+from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, RandomSampler, SequentialSampler,
+                              TensorDataset, default_collate)
 
 from snippets.lab import experiment, measure, pick_device, progress
 from snippets.lab.timing import interleaved
-from snippets.tensor_loader import TensorLoader
+from snippets.tensor_loader import BatchedTensorDataset, TensorLoader
 
 from ..question import SimpleLinearModel
 
-LOADER_NAMES = ("DataLoader", "DataLoader + BatchSampler", "TensorLoader", "hand-written loop")
+LOADER_NAMES = ("DataLoader", "DataLoader + BatchSampler", "DataLoader + BatchedTensorDataset", "TensorLoader",
+                "hand-written loop")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -66,7 +67,7 @@ def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, batches: Ite
 
 # --8<-- [start:variants]
 def question_loaders(x: torch.Tensor, y: torch.Tensor) -> dict[str, Iterable]:
-    """The four ways to feed the question's loop its one full batch per epoch."""
+    """The five ways to feed the question's loop its one full batch per epoch."""
     dataset = TensorDataset(x, y)
     n = len(dataset)
     return {
@@ -77,6 +78,8 @@ def question_loaders(x: torch.Tensor, y: torch.Tensor) -> dict[str, Iterable]:
             sampler=BatchSampler(SequentialSampler(dataset), batch_size=n, drop_last=False),
             batch_size=None,  # no automatic batching: dataset[list_of_indices], once per batch
         ),
+        "DataLoader + BatchedTensorDataset": DataLoader(  # the dataset fetches a whole batch: __getitems__
+            BatchedTensorDataset(x, y), batch_size=n, shuffle=False, collate_fn=BatchedTensorDataset.collate),
         "TensorLoader": TensorLoader(x, y, batch_size=n),
     }
 # --8<-- [end:variants]
@@ -130,6 +133,9 @@ def make_loader(name: str, x: torch.Tensor, y: torch.Tensor, batch_size: int, sh
         order = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         return DataLoader(dataset, sampler=BatchSampler(order, batch_size, drop_last=False), batch_size=None,
                           generator=generator)  # the base seed comes from the same generator as the order
+    if name == "DataLoader + BatchedTensorDataset":
+        return DataLoader(BatchedTensorDataset(x, y), batch_size=batch_size, shuffle=shuffle, generator=generator,
+                          collate_fn=BatchedTensorDataset.collate)
     if name == "TensorLoader":
         return TensorLoader(x, y, batch_size=batch_size, shuffle=shuffle, generator=generator)
     if name == "hand-written loop":
@@ -156,9 +162,9 @@ def _timing_row(label: str, timing: dict, **extra: Any) -> dict:
 @experiment(timing=True)
 def question_timing(n: int = 1000, epochs: int = 2000, compared_epochs: int = 300, rounds: int = 10,
                     min_run_time: float = 0.5, budget_s: float = 20.0) -> dict:
-    """The question's loop with four loaders, from one start: time per epoch and every epoch's loss.
+    """The question's loop with five loaders, from one start: time per epoch and every epoch's loss.
 
-    The four runs are timed in alternation (``rounds`` rounds, ``min_run_time`` seconds per run in all) over
+    The five runs are timed in alternation (``rounds`` rounds, ``min_run_time`` seconds per run in all) over
     their first epochs, with more rounds, up to ``budget_s`` seconds, while a ratio to the direct loop is
     still noisy; each then continues, untimed, to ``compared_epochs`` epochs, and the losses of every
     epoch and the weights after the last are compared bit for bit. ``epochs`` is the question's run length,
@@ -635,11 +641,95 @@ def _same_epochs(a: list, b: list) -> bool:
     return True
 
 
+class SampleIndexingRefused(BatchedTensorDataset):
+    """A BatchedTensorDataset whose ``dataset[i]`` raises, in the main process and in worker processes alike: a
+    DataLoader over it that yields every batch never indexed one sample."""
+
+    def __getitem__(self, index):  # noqa: ANN001 - same signature as TensorDataset
+        raise AssertionError(f"dataset[{index!r}] was called")
+
+
+def _dataloader_epochs(dataset: TensorDataset, generator: torch.Generator | None, epochs: int,
+                       sampler: Any = None, **options: Any) -> list:
+    """Every epoch's batches and RNG states from ``DataLoader(dataset, ...)``, with ``set_epoch`` before each epoch
+    when the sampler has one; a BatchedTensorDataset gets its collate function."""
+    if isinstance(dataset, BatchedTensorDataset):
+        options["collate_fn"] = BatchedTensorDataset.collate
+    loader = DataLoader(dataset, sampler=sampler, generator=generator, **options)
+    out = []
+    for epoch in range(epochs):
+        if sampler is not None:
+            sampler.set_epoch(epoch)
+        out += _epochs_and_states(loader, generator, 1)
+    return out
+
+
+def _batched_dataset_agrees(x: torch.Tensor, y: torch.Tensor, seed: int, epochs: int, use_generator: bool,
+                            sampler_of: Callable[[TensorDataset], Any] | None = None, **options: Any) -> bool:
+    """DataLoader over TensorDataset(x, y) and over a BatchedTensorDataset (whose dataset[i] raises), with the
+    same arguments and seeds: the same batches and RNG states after every epoch."""
+    runs = []
+    for dataset in (TensorDataset(x, y), SampleIndexingRefused(x, y)):
+        torch.manual_seed(seed)
+        generator = torch.Generator().manual_seed(seed + 1) if use_generator else None
+        sampler = sampler_of(dataset) if sampler_of else None
+        try:
+            runs.append(_dataloader_epochs(dataset, generator, epochs, sampler, **options))
+        except AssertionError:  # dataset[i] was called (DataLoader re-raises a worker's error as its own type)
+            return False
+    return _same_epochs(*runs)
+
+
+WORKER_RNG_CONFIGS = (
+    ("num_workers=0", {}),
+    ("num_workers=2", {"num_workers": 2}),
+    ("num_workers=2, persistent_workers=True", {"num_workers": 2, "persistent_workers": True}),
+)
+
+
+def worker_rng_use(epochs: int = 3) -> dict:
+    """What ``iter(DataLoader)`` draws from the global RNG, by worker setting, against TensorLoader.
+
+    ``advanced``: whether each epoch (``iter()`` and every batch, sequential) moved the global RNG. ``sampler_at_iter``:
+    whether ``iter()`` of a shuffled loader already drew RandomSampler's seed — the state right after ``iter()``
+    differs from a sequential loader's, whose ``iter()`` draws only the base seed.
+    """
+    x, y = torch.arange(12.0).unsqueeze(1), torch.arange(12)
+    advanced, sampler_at_iter = {}, {}
+    with torch.random.fork_rng(devices=[]):
+        for label, options in WORKER_RNG_CONFIGS + (("TensorLoader", None),):
+            def make(shuffle: bool) -> Iterable:
+                if options is None:
+                    return TensorLoader(x, y, batch_size=4, shuffle=shuffle)
+                return DataLoader(TensorDataset(x, y), batch_size=4, shuffle=shuffle, **options)
+
+            loader, moved = make(False), []
+            torch.manual_seed(0)
+            for _ in range(epochs):
+                before = torch.get_rng_state()
+                consume(loader)
+                moved.append(not torch.equal(before, torch.get_rng_state()))
+            advanced[label] = moved
+            after_iter = []
+            for shuffle in (False, True):
+                torch.manual_seed(0)
+                loader = make(shuffle)
+                iterator = iter(loader)
+                after_iter.append(torch.get_rng_state())
+                del iterator, loader  # shuts its workers down
+            sampler_at_iter[label] = not torch.equal(*after_iter)
+            gc.collect()
+    return {"epochs": epochs, "advanced": advanced, "sampler_at_iter": sampler_at_iter}
+
+
 @experiment()
 def contract(sizes: tuple[int, ...] = (1, 7, 64, 300), batch_sizes: tuple[int, ...] = (1, 3, 64, 1000),
-             epochs: int = 2) -> dict:
-    """TensorLoader against DataLoader(TensorDataset): batches and RNG states over a grid of settings."""
+             epochs: int = 2, world_sizes: tuple[int, ...] = (2, 3)) -> dict:
+    """TensorLoader and DataLoader(BatchedTensorDataset) against DataLoader(TensorDataset): batches and RNG
+    states over a grid of settings; for BatchedTensorDataset also DistributedSampler shards (every rank of
+    each world size, ``set_epoch`` every epoch) and worker processes. Then what each worker setting draws."""
     combinations, batches, failures = 0, 0, []
+    batched = {"combinations": 0, "failures": []}
     grid = list(itertools.product(sizes, batch_sizes, (False, True), (False, True), (False, True)))
     with torch.random.fork_rng(devices=[]):
         for n, size, shuffle, drop_last, use_generator in progress(grid, "TensorLoader contract"):
@@ -652,11 +742,35 @@ def contract(sizes: tuple[int, ...] = (1, 7, 64, 300), batch_sizes: tuple[int, .
                 options = dict(batch_size=size, shuffle=shuffle, drop_last=drop_last, generator=generator)
                 loader = make(TensorDataset(x, y), **options) if make else TensorLoader(x, y, **options)
                 runs.append(_epochs_and_states(loader, generator, epochs))
+            setting = {"n": n, "batch_size": size, "shuffle": shuffle, "drop_last": drop_last,
+                       "generator": use_generator}
+            if not _batched_dataset_agrees(x, y, combinations, epochs, use_generator, batch_size=size,
+                                           shuffle=shuffle, drop_last=drop_last):
+                batched["failures"].append(setting)
             combinations += 1
             batches += sum(len(epoch[0]) for epoch in runs[0])
             if not _same_epochs(*runs):
-                failures.append({"n": n, "batch_size": size, "shuffle": shuffle, "drop_last": drop_last,
-                                 "generator": use_generator})
+                failures.append(setting)
+        batched["combinations"] = combinations
+        # DistributedSampler: every rank's shard, as each process of a distributed run would load it.
+        n = max(sizes)
+        x, y = torch.randn(n, 1, generator=torch.Generator().manual_seed(n)), torch.arange(n * 3).view(n, 3)
+        shards = [(world, rank, shuffle, drop_last) for world in world_sizes for rank in range(world)
+                  for shuffle in (False, True) for drop_last in (False, True)]
+        for world, rank, shuffle, drop_last in progress(shards, "BatchedTensorDataset with DistributedSampler"):
+            def sampler_of(dataset: TensorDataset) -> DistributedSampler:
+                return DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=shuffle, seed=5,
+                                          drop_last=drop_last)
+            if not _batched_dataset_agrees(x, y, 0, epochs, False, sampler_of, batch_size=4):
+                batched["failures"].append({"world_size": world, "rank": rank, "shuffle": shuffle,
+                                            "drop_last": drop_last})
+        # Worker processes: the batches come from dataset code run in other processes.
+        workers = [(shuffle, persistent) for shuffle in (False, True) for persistent in (False, True)]
+        for shuffle, persistent in progress(workers, "BatchedTensorDataset with worker processes"):
+            if not _batched_dataset_agrees(x[:40], y[:40], 0, epochs, True, batch_size=6, shuffle=shuffle,
+                                           num_workers=2, persistent_workers=persistent):
+                batched["failures"].append({"num_workers": 2, "shuffle": shuffle, "persistent_workers": persistent})
+        batched.update(distributed_shards=len(shards), world_sizes=list(world_sizes), worker_settings=len(workers))
         x, y = torch.randn(10, 1), torch.randn(10, 1)
         sequential = next(iter(TensorLoader(x, y, batch_size=4)))
         shuffled = next(iter(TensorLoader(x, y, batch_size=4, shuffle=True)))
@@ -668,12 +782,5 @@ def contract(sizes: tuple[int, ...] = (1, 7, 64, 300), batch_sizes: tuple[int, .
         "tensorloader_type": type(sequential).__name__, "dataloader_type": type(loaded).__name__,
     }
     return {"combinations": combinations, "epochs": epochs, "batches": batches, "failures": failures,
-            "memory": memory, "sizes": list(sizes), "batch_sizes": list(batch_sizes)}
-
-
-
-
-
-
-
-
+            "batched": batched, "rng": worker_rng_use(), "memory": memory, "sizes": list(sizes),
+            "batch_sizes": list(batch_sizes)}
