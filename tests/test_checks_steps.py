@@ -18,7 +18,10 @@ LOGGED = Measured(measure.logged_vs_true, (("n_samples", 1000), ("batch_size", 9
 INIT = Measured(measure.init_effect, (("n_samples", 2000), ("batch_size", 100), ("epochs", 20), ("full_epochs", 400),
                                       ("seeds", (42, 1)), ("long_seeds", (42,))))
 NOISE = Measured(measure.gradient_noise, (("n_samples", 2000), ("batch_sizes", (8, 64, 512, 1800)), ("draws", 24),
-                                          ("train_batch", 100), ("checkpoints", (0, 200)), ("variance_at", 30)))
+                                          ("train_batch", 100), ("checkpoints", (0, 10, 200)), ("variance_at", 30)))
+# The curves the noise scale is measured along: the same N, learning rate and shuffling, batch 100 among the sizes.
+NOISE_CURVES = Measured(measure.curves, (("n_samples", 2000), ("batch_sizes", (32, 100)), ("epochs", 1),
+                                         ("min_steps", 200), ("equal_steps", (10, 200)), ("fit_points", 5)))
 LR = Measured(measure.lr_scaling, (("n_samples", 2000), ("base_batch", 16), ("batch_sizes", (256,)), ("epochs", 5)))
 SCHEDULER = Measured(measure.scheduler_sizing, (("n_samples", 1000), ("epochs", 4), ("planned_batch", 100),
                                                 ("smaller_batch", 30), ("larger_batch", 400)))
@@ -104,6 +107,10 @@ def _variance_off_the_law(result: dict) -> None:
     result["variance"][0]["measured"] = 3 * result["variance"][0]["law"]
 
 
+def _shuffled_point(result: dict, i: int) -> dict:
+    return sorted((p for p in result["points"] if p["order"] == "shuffled"), key=lambda p: p["step"])[i]
+
+
 def _run(result: dict, rule: str) -> dict:
     return next(r for r in result["runs"] if r["rule"] == rule)
 
@@ -140,8 +147,10 @@ CONTRADICTING = {
         NOISE, lambda r: r["variance"][-1].update(plain=r["variance"][-1]["measured"])),
     "steps.contiguous_batches_scatter": Contradiction(
         NOISE, lambda r: r["contiguous"].update(measured=r["contiguous"]["law_random"])),
-    "steps.noise_scale_grows": Contradiction(
-        NOISE, lambda r: r["points"][-1].update(b_simple=r["points"][0]["b_simple"])),
+    "steps.noise_scale_grows": Contradiction(NOISE, lambda r: _shuffled_point(r, -1).update(
+        b_simple=_shuffled_point(r, 0)["b_simple"])),
+    "steps.noise_scale_passes_smallest_batch": Contradiction(
+        NOISE, lambda r: _shuffled_point(r, -1).update(b_simple=20.0), extra=([32, 100],)),
     "steps.base_lr_falls_behind": Contradiction(
         LR, lambda r: _run(r, "none").update(final_loss=_run(r, "base")["final_loss"])),
     "steps.linear_beats_sqrt_beats_none": Contradiction(
@@ -170,3 +179,23 @@ CONTRADICTING = {
 @pytest.mark.parametrize("name", sorted(CONTRADICTING))
 def test_check_holds_on_the_measurement_and_fails_on_a_contradiction(name):
     assert_check_can_fail(name, CONTRADICTING[name])
+
+
+# Checks that read two results: the second is measured when the test runs, not when the module is imported.
+WITH_CURVES = {
+    "steps.noise_run_is_the_curves_run": (
+        NOISE, NOISE_CURVES, lambda r: _shuffled_point(r, -1).update(loss=1.001 * _shuffled_point(r, -1)["loss"])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WITH_CURVES))
+def test_check_of_two_results_holds_and_fails_on_a_contradiction(name):
+    source, other, contradict = WITH_CURVES[name]
+    assert_check_can_fail(name, Contradiction(source, contradict, extra=(other.value(),)))
+
+
+def test_noise_run_check_fails_when_the_curves_lack_its_run():
+    curves = NOISE_CURVES.value()
+    other = {**curves, "runs": [r for r in curves["runs"] if r["order"] != "shuffled"]}
+    outcome = checks.noise_run_is_the_curves_run(NOISE.value(), other)
+    assert not outcome.holds and ["shuffled", 200] in outcome.values["missing"]

@@ -232,12 +232,52 @@ def test_gradient_noise_follows_the_finite_population_law():
     c = result["contiguous"]
     assert c["measured"] > 10 * c["law_random"]
     assert all(p["b_simple"] > 0 and p["trace"] > 0 for p in result["points"])
-    assert [p["step"] for p in result["points"]] == [0, 30]
+    assert [(p["order"], p["step"]) for p in result["points"]] == [("shuffled", 0), ("shuffled", 30),
+                                                                    ("sequential", 0), ("sequential", 30)]
+    assert c["order"] == "sequential" and c["at"]["order"] == "sequential" and c["at"]["step"] == 30
     r = _result(result, "gradient_noise")
     assert "<svg" in figures.noise(r) and "B_simple" in figures.noise_scale(r)
     assert "| 1,800 |" in figures.noise_table(r)
     assert all(c(r).holds for c in (checks.variance_follows_the_law, checks.plain_law_overestimates,
                                     checks.contiguous_batches_scatter))
+
+
+def test_noise_scale_is_measured_along_the_runs_the_curves_show():
+    """Same start, learning rate and shuffling: at every checkpoint, the same weights as the curve of that order
+    (compared through the full-dataset loss, bit for bit), and the variance at ``variance_at`` along the question's
+    unshuffled run."""
+    noise = steps.gradient_noise(n_samples=800, batch_sizes=(8, 700), draws=4, train_batch=50, checkpoints=(0, 7, 40),
+                                 variance_at=16)
+    curves = steps.curves(n_samples=800, batch_sizes=(50,), epochs=1, min_steps=40, equal_steps=(7, 16, 40),
+                          fit_points=5)
+    for point in noise["points"]:
+        run = next(r for r in curves["runs"] if r["order"] == point["order"] and r["batch_size"] == 50)
+        assert derive.at_step(run, point["step"])["loss"] == point["loss"], point
+    sequential = next(r for r in curves["runs"] if r["order"] == "sequential")
+    assert derive.at_step(sequential, 16)["loss"] == noise["contiguous"]["at"]["loss"]
+    shuffled_40 = next(p for p in noise["points"] if p["order"] == "shuffled" and p["step"] == 40)
+    assert shuffled_40["loss"] != derive.at_step(sequential, 40)["loss"]  # the orders are different runs
+    assert checks.noise_run_is_the_curves_run(_result(noise, "gradient_noise"), curves).holds
+    other_seed = steps.curves(n_samples=800, batch_sizes=(50,), epochs=1, min_steps=40, equal_steps=(7, 16, 40),
+                              fit_points=5, shuffle_seed=1)
+    assert not checks.noise_run_is_the_curves_run(_result(noise, "gradient_noise"), other_seed).holds
+
+
+def test_train_inspects_at_checkpoints_without_changing_the_run():
+    x, y = question.make_data(300)
+    init, _ = question.initial_states(n_samples=300)
+    seen = []
+
+    def inspect(step, model):
+        seen.append(step)
+        steps._batch_grad(model, x, y)  # leaves .grad populated: the next step must clear it
+
+    plain = steps.train(init, x, y, batch_size=64, epochs=2, order="shuffled", checkpoints={0, 3, 10})
+    inspected = steps.train(init, x, y, batch_size=64, epochs=2, order="shuffled", checkpoints={0, 3, 10},
+                            inspect=inspect)
+    assert seen == [0, 3, 10]
+    assert [r["loss"] for r in plain["records"]] == [r["loss"] for r in inspected["records"]]
+    assert all(torch.equal(a, b) for a, b in zip(plain["model"].parameters(), inspected["model"].parameters()))
 
 
 # ---- 5. pitfalls -----------------------------------------------------------------------------------------------

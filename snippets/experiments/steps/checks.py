@@ -8,7 +8,7 @@ from __future__ import annotations
 from snippets.lab import check
 from snippets.lab.cache import Result
 
-from .derive import losses_at
+from .derive import at_step, losses_at
 
 # ---- 1. step arithmetic ----------------------------------------------------------------------------------------
 
@@ -202,13 +202,54 @@ def contiguous_batches_scatter(result: Result) -> tuple[bool, dict]:
                                                  "factor": c["measured"] / c["law_random"]}
 
 
-@check("B_simple at the last checkpoint is more than 5× B_simple at the first")
-def noise_scale_grows(result: Result) -> tuple[bool, dict]:
-    first, last = result["points"][0], result["points"][-1]
+def noise_points(result: Result, order: str) -> list[dict]:
+    """The noise-scale checkpoints measured along the run of one batch order, in step order."""
+    return sorted((p for p in result["points"] if p["order"] == order), key=lambda p: p["step"])
+
+
+@check("along the shuffled run, B_simple at the last checkpoint is more than 5× B_simple at the first")
+def noise_scale_grows(result: Result, order: str = "shuffled") -> tuple[bool, dict]:
+    points = noise_points(result, order)
+    if len(points) < 2:
+        return False, {"order": order, "first": None, "last": None}
+    first, last = points[0], points[-1]
     return (last["b_simple"] > 5 * first["b_simple"],
-            {"first": first["b_simple"], "first_step": first["step"], "last": last["b_simple"],
+            {"order": order, "first": first["b_simple"], "first_step": first["step"], "last": last["b_simple"],
              "last_step": last["step"], "grad_fall": first["grad_sq"] / last["grad_sq"],
              "trace_fall": first["trace"] / last["trace"]})
+
+
+@check("at every checkpoint of every order, the model whose noise scale was measured has the full-dataset loss "
+       "(within 1e-6, relative) of the curves' run of the same batch size and order at that step")
+def noise_run_is_the_curves_run(result: Result, curves: Result) -> tuple[bool, dict]:
+    batch = result["train_batch"]
+    differences, missing = [], []
+    for point in result["points"]:
+        run = next((r for r in curves["runs"] if r["order"] == point["order"] and r["batch_size"] == batch), None)
+        record = at_step(run, point["step"]) if run is not None else None
+        if record is None:
+            missing.append([point["order"], point["step"]])
+        else:
+            differences.append(abs(point["loss"] / record["loss"] - 1))
+    largest = max(differences, default=float("inf"))
+    return (bool(differences) and not missing and largest < 1e-6 and result["lr"] == curves["lr"]
+            and result["n_samples"] == curves["n_samples"],
+            {"batch_size": batch, "checkpoints": len(differences), "missing": missing, "largest": largest,
+             "orders": sorted({p["order"] for p in result["points"]})})
+
+
+@check("along the shuffled run, every batch size is more than 10× B_simple at the first checkpoint after step 0, "
+       "and B_simple is above the smallest batch size at the last checkpoint")
+def noise_scale_passes_smallest_batch(result: Result, batch_sizes: list[int]) -> tuple[bool, dict]:
+    points = [p for p in noise_points(result, "shuffled") if p["step"] > 0]
+    if len(points) < 2 or not batch_sizes:
+        return False, {"early": None, "last": None}
+    smallest, early, last = min(batch_sizes), points[0], points[-1]
+    crossed = next((p for p in points if p["b_simple"] > smallest), None)
+    return (smallest > 10 * early["b_simple"] and last["b_simple"] > smallest,
+            {"smallest": smallest, "early_step": early["step"], "early": early["b_simple"],
+             "early_times": smallest / early["b_simple"], "crossed_step": crossed and crossed["step"],
+             "crossed": crossed and crossed["b_simple"], "last_step": last["step"], "last": last["b_simple"]})
 
 
 # ---- learning-rate scaling -------------------------------------------------------------------------------------

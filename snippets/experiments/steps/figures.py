@@ -161,12 +161,17 @@ def noise_table(result: Result) -> str:
                          "draws"], rows, align="rrrrrr")
 
 
+def _scale(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def noise_scale(result: Result) -> str:
     per_epoch = result["steps_per_epoch"]
-    rows = [[r["step"], f"{r['step'] / per_epoch:.3g}", f"{r['loss']:.4f}", f"{r['grad_sq']:.3g}",
-             f"{r['trace']:.3g}", f"{r['b_simple']:,.0f}"] for r in result["points"]]
-    return render.table(["step", "epoch", "full-dataset loss", "|G|²", "tr(Σ)", "B_simple = tr(Σ)/|G|²"], rows,
-                        align="rrrrrr")
+    rows = [[ORDER_TITLE[r["order"]].split(",")[0], r["step"], f"{r['step'] / per_epoch:.3g}", f"{r['loss']:.4f}",
+             f"{r['grad_sq']:.3g}", f"{r['trace']:.3g}", _scale(r["b_simple"])]
+            for order in result["orders"] for r in result["points"] if r["order"] == order]
+    return render.table(["order", "step", "epoch", "full-dataset loss", "|G|²", "tr(Σ)", "B_simple = tr(Σ)/|G|²"],
+                        rows, align="lrrrrrr")
 
 
 def lr_scaling(result: Result) -> str:

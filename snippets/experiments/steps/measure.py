@@ -13,7 +13,7 @@ import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
@@ -64,13 +64,16 @@ def batch_indices(n_samples: int, batch_size: int, order: str,
 
 def train(state: dict, x: torch.Tensor, y: torch.Tensor, *, batch_size: int, epochs: int, lr: float = LR,
           order: str = "sequential", shuffle_seed: int = 0, checkpoints: set[int] | None = None,
-          predict_at: set[int] = frozenset(), predict_index: torch.Tensor | None = None) -> dict:
+          predict_at: set[int] = frozenset(), predict_index: torch.Tensor | None = None,
+          inspect: Callable[[int, nn.Module], None] | None = None) -> dict:
     """Train a copy of ``state`` with the question's loop; record the full-dataset loss at ``checkpoints``.
 
     Batches are sliced from the tensors (the same batches a ``DataLoader`` over a ``TensorDataset`` yields,
     without its per-sample overhead). ``seconds`` is training time only: evaluations are not timed;
     ``epoch_seconds`` is the training time of each epoch, the repeats a time per step is bootstrapped over. The
     trained model is returned under ``"model"`` for callers that need it (it is not part of any result).
+    ``inspect(step, model)`` is called at each checkpoint (step 0 included when listed), untimed; it may use the
+    model's ``.grad`` (every step clears it first) but must not change its weights.
     """
     device = x.device
     model = _model(state, device)
@@ -82,6 +85,8 @@ def train(state: dict, x: torch.Tensor, y: torch.Tensor, *, batch_size: int, epo
     seconds = 0.0
     epoch_seconds: list[float] = []
     records = [{"step": 0, "samples": 0, "seconds": 0.0, "loss": full_loss(model, x, y)}]
+    if inspect is not None and 0 in checkpoints:
+        inspect(0, model)
     predictions: dict[str, list[float]] = {}
     for _ in range(epochs):
         before = seconds
@@ -103,6 +108,8 @@ def train(state: dict, x: torch.Tensor, y: torch.Tensor, *, batch_size: int, epo
                 if step in checkpoints:
                     records.append({"step": step, "samples": samples, "seconds": seconds,
                                     "loss": full_loss(model, x, y)})
+                    if inspect is not None:
+                        inspect(step, model)
                 if step in predict_at:
                     with torch.no_grad():
                         predictions[str(step)] = model(x[predict_index]).squeeze(1).tolist()
@@ -334,62 +341,69 @@ def per_sample_grad_sq_sum(model: Net, x: torch.Tensor, y: torch.Tensor) -> floa
 @experiment()
 def gradient_noise(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (8, 32, 128, 512, 2048, 8192),
                    draws: int = 32, train_batch: int = 512, checkpoints: tuple[int, ...] = (0, 20, 100, 400),
-                   variance_at: int = 100, lr: float = LR, seed: int = SEED, sample_seed: int = 0) -> dict:
+                   variance_at: int = 100, variance_order: str = "sequential",
+                   orders: tuple[str, ...] = ("shuffled", "sequential"), lr: float = LR, seed: int = SEED,
+                   shuffle_seed: int = 0, sample_seed: int = 0) -> dict:
     """Minibatch-gradient variance against batch size, and the noise scale B_simple = tr(Σ)/|G|².
 
-    The model follows the question's batch-``train_batch`` run. At each checkpoint: the full gradient ``G``,
-    the per-sample covariance trace ``tr(Σ) = (1/N) Σ_i |g_i − G|²`` from per-sample gradient norms, and (at
-    ``variance_at``) ``E|g_B − G|²`` over ``draws`` random batches drawn without replacement, for each batch size.
+    For each order, the model follows the batch-``train_batch`` run of ``curves`` — the same call to ``train``
+    with the same start, learning rate and shuffling seed, so the same weights at every step. At each checkpoint:
+    the full gradient ``G`` and the per-sample covariance trace ``tr(Σ) = (1/N) Σ_i |g_i − G|²`` from per-sample
+    gradient norms. At ``variance_at`` along the ``variance_order`` run: ``E|g_B − G|²`` over ``draws`` random
+    batches drawn without replacement for each batch size, and over the contiguous slices of ``train_batch``.
     """
     device = pick_device()
     x, y = make_data(n_samples, device)
     init, _ = initial_states(seed, n_samples=n_samples)
-    model = _model(init, device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     sampler = torch.Generator().manual_seed(sample_seed)
+    per_epoch = steps_per_epoch(n_samples, train_batch)
     points, variance = [], []
     contiguous = None
-    step = 0
-    todo = sorted(set(checkpoints) | {variance_at})
-    per_epoch = steps_per_epoch(n_samples, train_batch)
-    for target in progress(todo, "steps: gradient noise"):
-        while step < target:
-            for index in batch_indices(n_samples, train_batch, "sequential"):
-                if step == target:
-                    break
-                optimizer.zero_grad()
-                F.mse_loss(model(x[index]), y[index]).backward()
-                optimizer.step()
-                step += 1
+
+    def measure_point(order: str, step: int, model: nn.Module) -> dict:
         G = _batch_grad(model, x, y)
         g2 = (G.double() ** 2).sum().item()
         # tr(Σ) = (1/N) Σ_i |g_i − G|² = (1/N) Σ_i |g_i|² − |G|²
         trace = per_sample_grad_sq_sum(model, x, y) / n_samples - g2
-        point = {"step": step, "loss": full_loss(model, x, y), "grad_sq": g2, "trace": trace,
-                 "b_simple": trace / g2}
-        if target in checkpoints:
-            points.append(point)
-        if target == variance_at:
-            for batch_size in batch_sizes:
-                if batch_size > n_samples:
-                    continue
-                dev = []
-                for _ in range(draws):
-                    index = torch.randperm(n_samples, generator=sampler)[:batch_size].to(device)
-                    dev.append(((_batch_grad(model, x[index], y[index]) - G) ** 2).sum().item())
-                fpc = (n_samples - batch_size) / (n_samples - 1)
-                variance.append({"batch_size": batch_size, "measured": sum(dev) / len(dev),
-                                 "law": trace / batch_size * fpc, "plain": trace / batch_size,
-                                 "draws": len(dev)})
-            slices = [s for s in batch_indices(n_samples, train_batch, "sequential")
-                      if s.stop - s.start == train_batch]
-            dev = [((_batch_grad(model, x[s], y[s]) - G) ** 2).sum().item() for s in slices]
-            fpc = (n_samples - train_batch) / (n_samples - 1)
-            contiguous = {"batch_size": train_batch, "slices": len(slices), "measured": sum(dev) / len(dev),
-                          "law_random": trace / train_batch * fpc, "at": point}
-    model.zero_grad()
-    return {"n_samples": n_samples, "train_batch": train_batch, "steps_per_epoch": per_epoch,
-            "variance_at": variance_at, "points": points, "variance": variance, "contiguous": contiguous}
+        return {"order": order, "step": step, "loss": full_loss(model, x, y), "grad_sq": g2, "trace": trace,
+                "b_simple": trace / g2, "G": G}
+
+    def measure_variance(point: dict, model: nn.Module) -> None:
+        nonlocal contiguous
+        G, trace = point["G"], point["trace"]
+        for batch_size in batch_sizes:
+            if batch_size > n_samples:
+                continue
+            dev = []
+            for _ in range(draws):
+                index = torch.randperm(n_samples, generator=sampler)[:batch_size].to(device)
+                dev.append(((_batch_grad(model, x[index], y[index]) - G) ** 2).sum().item())
+            fpc = (n_samples - batch_size) / (n_samples - 1)
+            variance.append({"batch_size": batch_size, "measured": sum(dev) / len(dev),
+                             "law": trace / batch_size * fpc, "plain": trace / batch_size, "draws": len(dev)})
+        slices = [s for s in batch_indices(n_samples, train_batch, "sequential") if s.stop - s.start == train_batch]
+        dev = [((_batch_grad(model, x[s], y[s]) - G) ** 2).sum().item() for s in slices]
+        fpc = (n_samples - train_batch) / (n_samples - 1)
+        contiguous = {"batch_size": train_batch, "slices": len(slices), "measured": sum(dev) / len(dev),
+                      "law_random": trace / train_batch * fpc, "order": variance_order,
+                      "at": {k: v for k, v in point.items() if k != "G"}}
+
+    for order in progress(orders, "steps: gradient noise"):
+        wanted = set(checkpoints) | ({variance_at} if order == variance_order else set())
+
+        def inspect(step: int, model: nn.Module, order: str = order) -> None:
+            point = measure_point(order, step, model)
+            if step == variance_at and order == variance_order:
+                measure_variance(point, model)
+            if step in checkpoints:
+                points.append({k: v for k, v in point.items() if k != "G"})
+            model.zero_grad()
+
+        train(init, x, y, batch_size=train_batch, epochs=epochs_for_steps(max(wanted), n_samples, train_batch),
+              lr=lr, order=order, shuffle_seed=shuffle_seed, checkpoints=wanted, inspect=inspect)
+    return {"n_samples": n_samples, "train_batch": train_batch, "steps_per_epoch": per_epoch, "lr": lr,
+            "shuffle_seed": shuffle_seed, "orders": list(orders), "variance_at": variance_at,
+            "variance_order": variance_order, "points": points, "variance": variance, "contiguous": contiguous}
 
 
 @experiment()
