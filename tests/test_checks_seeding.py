@@ -23,6 +23,7 @@ CONSUMERS = Measured(measure.rng_consumers)
 BETWEEN = Measured(measure.loader_between_models)
 GENERATOR = Measured(measure.generator_isolation, (("n_samples", 30), ("batch_size", 5)))
 WORKERS = Measured(measure.worker_seeds)
+THREADS = Measured(measure.thread_count_effect, (("n_values", 100_003), ("size", 32), ("epochs", 3)))
 DETERMINISTIC = Measured(measure.deterministic_mode, (("epochs", 5),))
 
 
@@ -39,6 +40,12 @@ def _workers_share_a_seed(result: dict) -> None:
     result["distinct_torch_seeds"] = False
     for row in result["rows"]:
         row[1] = 7
+
+
+def _thread_invariant(result: dict) -> None:
+    # what a torch whose reductions did not depend on the thread count would measure
+    for row in result["rows"]:
+        row.update(equal=True, max_abs_diff=0.0)
 
 
 CONTRADICTING = {
@@ -66,6 +73,8 @@ CONTRADICTING = {
     "seeding.workers_distinct_torch_seeds": Contradiction(WORKERS, _workers_share_a_seed),
     "seeding.workers_distinct_numpy": Contradiction(WORKERS, _set(["distinct_numpy"], False)),
     "seeding.workers_repeatable": Contradiction(WORKERS, _set(["with_init_repeatable"], False)),
+    "seeding.threads_repeatable": Contradiction(THREADS, lambda r: r["rows"][2].update(repeatable=False)),
+    "seeding.threads_change_results": Contradiction(THREADS, _thread_invariant),
     "seeding.deterministic_identical": Contradiction(DETERMINISTIC, _set(["identical"], False)),
 }
 

@@ -130,17 +130,18 @@ def test_worker_seeds():
 
 def test_thread_count_effect_restores_threads_and_reports_what_it_measured():
     threads = torch.get_num_threads()
-    result = seeding.thread_count_effect(n_values=10_001, size=32, epochs=3)
+    result = seeding.thread_count_effect(n_values=100_003, size=32, epochs=3)
     assert torch.get_num_threads() == threads
-    assert result["thread_counts"] == sorted({1, threads})
+    assert result["thread_counts"] == [1, max(2, threads)], "always two counts, also on a one-thread machine"
     assert len(result["rows"]) == 4
     # "equal" (torch.equal) and the largest difference are measured separately: they must agree row by row,
     # and the verdict must follow the differences.
     for row in result["rows"]:
         assert row["equal"] == (row["max_abs_diff"] == 0), row
+        assert row["repeatable"], row
     assert result["any_differs"] == any(row["max_abs_diff"] > 0 for row in result["rows"])
-    # The first row, measured again here: the same vector summed with one thread and with all of them.
-    vector = torch.randn(10_001, generator=torch.Generator().manual_seed(0))
+    # The first row, measured again here: the same vector summed with one thread and with more.
+    vector = torch.randn(100_003, generator=torch.Generator().manual_seed(0))
     sums = []
     try:
         for count in result["thread_counts"]:
@@ -149,8 +150,20 @@ def test_thread_count_effect_restores_threads_and_reports_what_it_measured():
     finally:
         torch.set_num_threads(threads)
     assert result["rows"][0]["equal"] == torch.equal(sums[0], sums[-1])
-    if threads == 1:
-        assert not result["any_differs"], "one thread against itself cannot differ"
+
+
+def test_thread_count_effect_tells_a_repeat_from_a_thread_effect(monkeypatch):
+    """A computation that differs from call to call is reported as not repeatable, not as a thread effect."""
+    calls = iter(range(1000))
+    real_train = seeding.train_direct
+
+    def noisy_train(model, x, y, epochs, *args, **kwargs):
+        losses = real_train(model, x, y, epochs, *args, **kwargs)
+        return [losses[0] + next(calls)] + losses[1:]
+
+    monkeypatch.setattr(seeding, "train_direct", noisy_train)
+    rows = seeding.thread_count_effect(n_values=1_001, size=8, epochs=2)["rows"]
+    assert [row["repeatable"] for row in rows] == [True, True, True, False]
 
 
 def test_deterministic_mode_restores_flag():

@@ -149,6 +149,24 @@ def workers_repeatable(result: Result) -> tuple[bool, dict]:
         {"repeatable": result["repeatable"], "with_seed_worker": result["with_init_repeatable"]}
 
 
+@check("at a fixed thread count, every computation of the thread table repeats bitwise")
+def threads_repeatable(result: Result) -> tuple[bool, dict]:
+    rows = result["rows"]
+    repeatable = sum(bool(row["repeatable"]) for row in rows)
+    return repeatable == len(rows) > 0, {"repeatable": repeatable, "total": len(rows),
+                                         "threads": " and ".join(map(str, result["thread_counts"]))}
+
+
+@check("at least one computation of the thread table changes bitwise between the two thread counts")
+def threads_change_results(result: Result) -> tuple[bool, dict]:
+    lo, hi = result["thread_counts"][0], result["thread_counts"][-1]
+    changed = [row["operation"] for row in result["rows"] if not row["equal"]]
+    # "equal" and the difference are measured separately; a row may count as changed only if both say so
+    consistent = all(row["equal"] == (row["max_abs_diff"] == 0) for row in result["rows"])
+    return lo < hi and consistent and len(changed) > 0, \
+        {"changed": len(changed), "total": len(result["rows"]), "lo": lo, "hi": hi, "names": "; ".join(changed)}
+
+
 @check("the question's training gives bitwise-equal losses with and without use_deterministic_algorithms(True)")
 def deterministic_identical(result: Result) -> tuple[bool, dict]:
     return bool(result["identical"]), {"device": "CUDA" if result["cuda"] else "this CPU-only machine",

@@ -56,6 +56,7 @@ def rng_consumers(result: Result) -> str:
 
 def thread_count_effect(result: Result) -> str:
     lo, hi = result["thread_counts"][0], result["thread_counts"][-1]
-    rows = [[row["operation"], "yes" if row["equal"] else "**no**", f"{row['max_abs_diff']:.3g}"]
-            for row in result["rows"]]
-    return render.table(["computation", f"bitwise equal, {lo} vs {hi} threads", "max |Δ|"], rows, align="lcr")
+    rows = [[row["operation"], "yes" if row["repeatable"] else "**no**", "yes" if row["equal"] else "**no**",
+             f"{row['max_abs_diff']:.3g}"] for row in result["rows"]]
+    return render.table(["computation", "repeats bitwise at each count", f"bitwise equal, {lo} vs {hi} threads",
+                         "max |Δ|"], rows, align="lccr")
