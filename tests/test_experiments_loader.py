@@ -284,3 +284,9 @@ def test_contract_reports_sample_indexing_in_workers_as_a_failure(monkeypatch):
     x, y = measure.question_data(8)
     monkeypatch.setattr(measure.SampleIndexingRefused, "__getitems__", None)  # falls back to dataset[i]
     assert not measure._batched_dataset_agrees(x, y, 0, 1, False, batch_size=3, num_workers=1)
+
+
+def test_worker_rng_table_shows_each_setting_epoch_by_epoch(results):
+    text = figures.worker_rng(results["contract"])
+    assert "| `num_workers=2, persistent_workers=True` | yes, no, no | yes |" in text
+    assert "| TensorLoader | yes, yes, yes | no |" in text and "pitfalls-stamp" in text

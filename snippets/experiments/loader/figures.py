@@ -367,3 +367,21 @@ def tensorloader_of_clone(result: Result) -> list[dict]:
     first."""
     ours = [r for r in result["rows"] if r["label"].startswith("TensorLoader")]
     return [{"row_bytes": 4 * r["width"], "share": of_clone(result, r)} for r in sorted(ours, key=lambda r: r["width"])]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The recipes' contract
+
+
+def worker_rng(result: Result) -> str:
+    """What each worker setting draws from the global RNG: per epoch, and already at ``iter()`` when shuffled."""
+    rng = result["rng"]
+
+    def yes(flag: bool) -> str:
+        return "yes" if flag else "no"
+
+    rows = [[f"`{label}`" if label != "TensorLoader" else label, ", ".join(yes(moved) for moved in advanced),
+             yes(rng["sampler_at_iter"][label])] for label, advanced in rng["advanced"].items()]
+    return (table(["Loader", f"global RNG moved, epochs 1–{rng['epochs']}",
+                   "shuffled: RandomSampler's seed drawn at iter()"], rows, align="lll")
+            + "\n" + stamp_line(result))
