@@ -10,7 +10,7 @@ STAMP := $(VENV)/.pitfalls-installed
 export NO_MKDOCS_2_WARNING ?= 1
 export PYTHONUNBUFFERED = 1
 
-.PHONY: setup serve build test test-fast bench mutation browser-deps clean clean-cache
+.PHONY: setup serve build record test test-fast bench mutation browser-deps clean clean-cache
 
 setup: $(STAMP)
 
@@ -27,9 +27,15 @@ $(STAMP): pyproject.toml Makefile
 serve: $(STAMP)
 	@$(BIN)/python snippets/lab/serve.py --addr $(HOST):$(PORT)
 
-## Static build into site/
+## Static build into site/ (FROZEN=1: from the recorded machines in results/ alone, running nothing)
 build: $(STAMP)
 	$(BIN)/mkdocs build --strict
+
+## Run every experiment and notebook afresh and record the results into results/$(MACHINE)/ (REPLACE=1 to
+## overwrite a recording made on another machine)
+record: $(STAMP)
+	@test -n "$(MACHINE)" || { echo "make record needs a label for this machine: make record MACHINE=laptop-m2" >&2; exit 2; }
+	$(BIN)/python -m snippets.lab.machines "$(MACHINE)" $(if $(REPLACE),--replace)
 
 ## Every test: recipes, experiments, the strict site build, the browser
 test: $(STAMP) browser-deps

@@ -252,7 +252,7 @@ def test_deferred_sources_leave_the_page_and_the_panel_links_them():
     assert "def f()" not in deferred and "nested" not in deferred and "second" not in deferred
     assert deferred.startswith("<h1>t</h1><details><summary>s</summary><p>line</p>\n")
     assert (f'<div class="pitfalls-code__body" data-src="../code/{key}.html"><p class="pitfalls-code__fallback">'
-            f'The sources load here when the panel opens. <a href="../code/{key}.html">Open them on their own '
+            f'This loads here when the panel opens. <a href="../code/{key}.html">Open it on its own '
             f"page</a>.</p></div>\n</details><p>after</p>") in deferred
     assert deferred.count("<details>") == 2 and deferred.count("</details>") == 2, "the panels stay whole"
 

@@ -1,4 +1,4 @@
-// "Code that measured this" panels: their sources live in files of their own (site/code/<key>.html, written by
+// "Code that measured this" panels (and "The same measured on other machines"): their sources live in files of their own (site/code/<key>.html, written by
 // the build; see snippets/lab/provenance.py, defer), so that a page showing dozens of functions stays light on a
 // phone. The first time a reader opens a panel, its sources are fetched from the same site and put in place,
 // with Material's copy button on each code block. Without JavaScript, or when the site is opened from disk
@@ -47,7 +47,8 @@
   // keeps), it reaches every panel of every page.
   document.addEventListener("toggle", (event) => {
     const panel = event.target;
-    if (!(panel instanceof HTMLDetailsElement) || !panel.open || !panel.classList.contains("pitfalls-code")) return;
+    if (!(panel instanceof HTMLDetailsElement) || !panel.open) return;
+    if (!panel.classList.contains("pitfalls-code") && !panel.classList.contains("pitfalls-machines")) return;
     const body = panel.querySelector(":scope > .pitfalls-code__body[data-src]");
     // Once loaded, never again; after a failure (a dropped connection), opening the panel again retries.
     if (body && !["loading", "loaded"].includes(body.dataset.state)) load(body);

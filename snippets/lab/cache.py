@@ -111,7 +111,8 @@ def _own_modules(module: types.ModuleType, roots: set[str], seen: set[str]) -> N
 # Lab modules that shape how a result is shown or stored, never its value: editing a renderer or a claim
 # must not re-run every experiment. The timing helper and the environment module do change results.
 RESULT_NEUTRAL = frozenset({"snippets.lab", "snippets.lab.cache", "snippets.lab.claims", "snippets.lab.progress",
-                            "snippets.lab.render", "snippets.lab.mkdocs_hook", "snippets.lab.provenance"})
+                            "snippets.lab.render", "snippets.lab.mkdocs_hook", "snippets.lab.provenance",
+                            "snippets.lab.machines"})
 
 
 def digest_modules(func: Callable) -> list[str]:
@@ -130,6 +131,20 @@ def source_digest(func: Callable) -> str:
         digest.update(name.encode())
         digest.update(Path(sys.modules[name].__file__).read_bytes())
     return digest.hexdigest()
+
+
+def find_experiment(name: str) -> Experiment | None:
+    """The experiment called ``name`` (``loader.question_timing``), imported from its page package; None if there
+    is no such experiment any more."""
+    import importlib
+
+    page, _, function = name.rpartition(".")
+    try:
+        module = importlib.import_module(f"snippets.experiments.{page}.measure")
+    except ImportError:
+        return None
+    found = getattr(module, function, None)
+    return found if isinstance(found, Experiment) else None
 
 
 def _bind(exp: Experiment, params: dict) -> dict:
@@ -234,16 +249,22 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     if not isinstance(exp, Experiment):
         raise ExperimentError(f"{_where()}{exp!r} is not an experiment (decorate it with @experiment())")
     params = _bind(exp, params)
+    from . import machines
+
+    if current_page:
+        ran_on_page.setdefault(current_page, set()).add(exp.name)
+    if machines.frozen():  # FROZEN=1: the recorded machines' results, never a computation
+        return machines.frozen_result(exp, params)
     fp = environment.fingerprint()
     key = cache_key(exp, params, fp)
     path = _entry_path(exp, key)
     refresh = _wants_refresh(exp) and key not in _refreshed
-    if current_page:
-        ran_on_page.setdefault(current_page, set()).add(exp.name)
     entry = None if refresh else _load(path, key)
     if entry is not None:
-        return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
-                      exp.timing, cached=True, exp=exp)
+        result = Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
+                        exp.timing, cached=True, exp=exp)
+        machines.keep(result)
+        return result
 
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
     log.info("pitfalls: running %s(%s)", exp.name, shown)
@@ -269,4 +290,6 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     if refresh:
         _refreshed.add(key)
     log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
-    return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)
+    result = Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)
+    machines.keep(result)  # into the recording being made by make record, if one is
+    return result

@@ -38,6 +38,9 @@ class Check:
     condition: str
     holds: bool | None  # None: a timing check whose interval straddles its threshold (undecided)
     values: dict[str, Any] = field(default_factory=dict)
+    # The check and what it was given: ``say`` re-runs it on recorded machines' results (snippets.lab.machines).
+    rerun: Callable[..., "Check"] | None = field(default=None, compare=False, repr=False)
+    args: tuple = field(default=((), {}), compare=False, repr=False)
 
     @property
     def status(self) -> str:
@@ -75,7 +78,8 @@ def check(condition: str, *, timing: bool = False) -> Callable[[Callable[..., tu
             if not isinstance(holds, bool) and not (timing and holds is None):
                 raise TypeError(f"check {name}: holds must be a bool{' or None' if timing else ''}, "
                                 f"got {type(holds).__name__}")
-            return Check(name=name, condition=condition, holds=holds, values=dict(values))
+            return Check(name=name, condition=condition, holds=holds, values=dict(values), rerun=run_check,
+                         args=(args, kwargs))
 
         run_check.check_name = name  # type: ignore[attr-defined]
         run_check.timing = timing  # type: ignore[attr-defined]
@@ -115,6 +119,7 @@ def say(outcome: Check, sentence: str) -> str:
     except (KeyError, IndexError, ValueError) as error:
         raise ClaimError(f"Claim{_where()} cannot be written: the sentence {sentence!r} uses {error} but check "
                          f"{outcome.name} measured only: {', '.join(outcome.values) or 'nothing'}") from None
+    machines = _on_other_machines(outcome)
     if outcome.holds is None:
         low, high = outcome.values.get("low"), outcome.values.get("high")
         interval = (f" (95 % interval {show_value(low)} to {show_value(high)})" if low is not None and high is not None
@@ -123,10 +128,38 @@ def say(outcome: Check, sentence: str) -> str:
                f"{outcome.measured()}. Re-measure on a quiet machine: REFRESH=timing make build.")
         return (f'<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" '
                 f'data-check="{html.escape(outcome.name)}" title="{html.escape(tip, quote=True)}">{text} '
-                f"<em>— undecided on this machine{interval}</em></span>")
+                f"<em>— undecided on this machine{interval}</em></span>{machines}")
     if not outcome.holds:
         raise ClaimError(f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
                          f"measured: {outcome.measured()} — sentence: {text!r}")
     tip = f"Checked when this page was built: {outcome.condition}. Measured: {outcome.measured()}."
     return (f'<span class="pitfalls-claim" tabindex="0" data-check="{html.escape(outcome.name)}" '
-            f'title="{html.escape(tip, quote=True)}">{text}</span>')
+            f'title="{html.escape(tip, quote=True)}">{text}</span>{machines}')
+
+
+def _on_other_machines(outcome: Check) -> str:
+    """Where the same check holds, fails or cannot be told on the recorded machines: shown after the claim.
+
+    A check that fails on a recorded machine is shown failing there, with its values; it never fails the build,
+    which answers for the machine that is building only.
+    """
+    from . import machines
+
+    verdicts = machines.elsewhere(outcome)
+    if not verdicts:
+        return ""
+    groups: dict[str, list[str]] = {"holds": [], "fails": [], "undecided": [], "unknown": []}
+    for label, other in verdicts:
+        if isinstance(other, Check):
+            shown = html.escape(label) if other.holds else f"{html.escape(label)} ({html.escape(other.measured())})"
+            groups[other.status].append(shown)
+        else:
+            groups["unknown"].append(f"{html.escape(label)}: {html.escape(other)}")
+    parts = [f"{word} on {', '.join(groups[key])}" for key, word in
+             (("holds", "holds"), ("fails", "fails"), ("undecided", "undecided"))
+             if groups[key]]
+    unknown = (f' <span class="pitfalls-machines__unknown">(not checked on {"; ".join(groups["unknown"])})</span>'
+               if groups["unknown"] else "")
+    failing = " pitfalls-machines--fails" if groups["fails"] else ""
+    return (f' <small class="pitfalls-machines{failing}" data-check="{html.escape(outcome.name)}">'
+            f"[recorded machines: {'; '.join(parts) or 'none usable'}]{unknown}</small>")

@@ -71,7 +71,11 @@ _executed_dir: Path | None = None
 
 
 def _executed_path(source: str) -> Path:
-    """Where the executed copy of a percent-format notebook is kept: by this machine and the source's content."""
+    """Where the executed copy of a percent-format notebook is kept: by this machine and the source's content.
+    In a frozen build (``FROZEN=1``), the leading recorded machine's copy, which must match the source."""
+    machines = _lab("machines")
+    if machines.frozen():
+        return machines.frozen_notebook(Path(source))
     digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
     assert _executed_dir is not None
     return _executed_dir / f"{Path(source).stem}-{digest}.ipynb"
@@ -84,6 +88,9 @@ def _keep_executed(original):
     def nb2html(nb_path, execute=False, kernel_name="", **options):
         if not execute or not str(nb_path).endswith(".py"):
             return original(nb_path, execute=execute, kernel_name=kernel_name, **options)
+        machines = _lab("machines")
+        if machines.frozen():  # FROZEN=1: the leading machine's executed notebook, never an execution
+            return original(str(_executed_path(nb_path)), execute=False, kernel_name=kernel_name, **options)
         import jupytext
         import nbformat
         from nbclient import NotebookClient
@@ -95,6 +102,7 @@ def _keep_executed(original):
         target = _executed_path(nb_path)
         target.parent.mkdir(parents=True, exist_ok=True)
         _lab("cache").store_text(target, nbformat.writes(notebook))
+        machines.keep_notebook(Path(nb_path), target)  # into the recording being made by make record, if one is
         return original(str(target), execute=False, kernel_name=kernel_name, **options)
 
     nb2html.pitfalls_wrapped = True
@@ -105,8 +113,10 @@ def _configure_notebooks(config, jupyter) -> None:
     global _executed_dir
     from mkdocs_jupyter import plugin as jupyter_plugin
 
-    cache, environment = _lab("cache"), _lab("environment")
-    digest = hashlib.sha256(json.dumps(environment.fingerprint(), sort_keys=True).encode()).hexdigest()
+    cache, environment, machines = _lab("cache"), _lab("environment"), _lab("machines")
+    # A frozen build renders the leading recorded machine's notebooks: never this machine's cached renderings.
+    keyed = {"frozen": machines.primary().manifest} if machines.frozen() else environment.fingerprint()
+    digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
     folder = cache.cache_dir().parent / "notebooks" / digest[:16]
     jupyter.config["cache_dir"] = str(folder)
     _executed_dir = folder / "executed"
@@ -132,6 +142,8 @@ def on_config(config):
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
+    if getattr(config, "markdown_extensions", None) is not None:  # recorded machines' tables, drawn like the page's
+        _lab("machines").use_markdown(config.markdown_extensions, config.mdx_configs)
     logger = logging.getLogger(_EXEC_LOGGER)
     if _filter not in logger.filters:
         logger.addFilter(_filter)

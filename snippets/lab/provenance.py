@@ -185,7 +185,7 @@ def defer(page_html: str, folder: str) -> tuple[str, dict[str, str]]:
         bodies[key] = body
         url = html.escape(f"{folder}{key}.html")
         return (f'<div class="pitfalls-code__body" data-src="{url}"><p class="pitfalls-code__fallback">'
-                f'The sources load here when the panel opens. <a href="{url}">Open them on their own page</a>.'
+                f'This loads here when the panel opens. <a href="{url}">Open it on its own page</a>.'
                 f"</p></div>")
 
     return _DEFERRABLE.sub(replace, page_html), bodies
@@ -252,7 +252,9 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
         parts.append(_details(f"Checks behind the claims: {listed}",
                               "\n".join(source_block(inspect.unwrap(c)) for c in check_list)))
     summary = f"Code that measured this: <code>{html.escape(exp.name)}</code>"
-    return "\n" + _details(summary, parts[0] + "\n" + _deferrable("\n".join(parts[1:])), kind="example",
+    from . import machines
+
+    return machines.compare(result, drawers) + "\n" + _details(summary, parts[0] + "\n" + _deferrable("\n".join(parts[1:])), kind="example",
                             experiment=exp.name) + "\n"
 
 

@@ -1,0 +1,333 @@
+"""Recorded machines (snippets.lab.machines): record, compare, freeze — on a tiny experiment, two fingerprints."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+
+import pytest
+
+import snippets.experiments
+from snippets.lab import ClaimError, cache, check, environment, machines, say
+from snippets.lab.claims import CHECKS
+
+MEASURE = '''
+from snippets.lab import experiment
+
+
+@experiment(timing=True)
+def speed(n: int = 3) -> dict:
+    return {"ratio": float(n), "rows": [{"label": "a", "n": n}]}
+
+
+@experiment()
+def facts(n: int = 3) -> dict:
+    return {"n": n}
+'''
+
+HERE = {"torch": "2.13.0", "device": "cpu", "device_name": "CPU (here)", "cpu": "here", "threads": 2}
+THERE = {"torch": "2.13.0", "device": "cuda", "device_name": "NVIDIA H200", "cpu": "there", "threads": 16}
+
+
+@pytest.fixture()
+def lab(tmp_path, monkeypatch, private_cache):
+    """A page package with two experiments, an empty results/ folder, and this machine's fingerprint HERE."""
+    package = tmp_path / "pkg" / "machpage"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "measure.py").write_text(MEASURE)
+    monkeypatch.setattr(snippets.experiments, "__path__", [*snippets.experiments.__path__, str(tmp_path / "pkg")])
+    monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.delenv("FROZEN", raising=False)
+    monkeypatch.delenv("PITFALLS_RECORD", raising=False)
+    monkeypatch.setattr(cache, "current_page", None)
+    monkeypatch.setattr(cache, "_refreshed", set())
+    _as_machine(monkeypatch, HERE)
+    machines._recordings.cache_clear()
+    module = importlib.import_module("snippets.experiments.machpage.measure")
+    yield module
+    machines._recordings.cache_clear()
+    for name in [n for n in sys.modules if n.startswith("snippets.experiments.machpage")]:
+        del sys.modules[name]
+
+
+def _as_machine(monkeypatch, fp):
+    monkeypatch.setattr(environment, "fingerprint", lambda: dict(fp))
+
+
+def _record(monkeypatch, lab, label, fp, *, n=3, replace=False):
+    """``make record`` with the build replaced by running the two experiments (as the pages would)."""
+    _as_machine(monkeypatch, fp)
+
+    def build(staging, env):
+        assert env["REFRESH"] == "1" and env["PITFALLS_RECORD"] == str(staging)
+        monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
+        monkeypatch.setattr(cache, "_refreshed", set())
+        cache.run(lab.speed, n=n)
+        cache.run(lab.facts, n=n)
+        monkeypatch.delenv("PITFALLS_RECORD")
+
+    target = machines.record(label, replace=replace, build=build)
+    _as_machine(monkeypatch, HERE)
+    return target
+
+
+def test_a_recording_holds_a_manifest_and_one_diffable_file_per_result(lab, monkeypatch, tmp_path):
+    target = _record(monkeypatch, lab, "gpu-h200", THERE)
+    assert target == tmp_path / "results" / "gpu-h200"
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["label"] == "gpu-h200" and manifest["fingerprint"] == THERE and manifest["format"] == 1
+    assert set(manifest["experiments"]) == {"machpage.speed", "machpage.facts"}
+    assert manifest["experiments"]["machpage.speed"] == cache.source_digest(lab.speed.func)
+    assert manifest["commit"] and manifest["recorded_at"].endswith("+00:00")
+    [entry_file] = (target / "machpage.speed").iterdir()
+    text = entry_file.read_text()
+    assert text.startswith("{\n") and '\n "value": {\n' in text, "one key per line"
+    assert json.loads(text)["value"] == {"ratio": 3.0, "rows": [{"label": "a", "n": 3}]}
+    for path in target.rglob("*"):
+        if path.is_file():
+            assert str(tmp_path) not in path.read_text(), f"{path.name} holds an absolute path"
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(".")], "no staging folder left"
+
+
+def test_this_machine_is_never_listed_twice(lab, monkeypatch):
+    _record(monkeypatch, lab, "here-2core", HERE)
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+    assert [rec.label for rec in machines.recordings()] == ["gpu-h200", "here-2core"]
+    assert [rec.label for rec in machines.others()] == ["gpu-h200"], "HERE's own recording is this machine"
+    _as_machine(monkeypatch, THERE)
+    assert [rec.label for rec in machines.others()] == ["here-2core"]
+
+
+def test_a_label_of_another_machine_is_refused_unless_replaced(lab, monkeypatch):
+    _record(monkeypatch, lab, "box", THERE)
+    with pytest.raises(machines.ArchiveError) as refused:
+        _record(monkeypatch, lab, "box", HERE)
+    assert "results/box/ was recorded on another machine" in str(refused.value)
+    assert "device: 'cuda' there, 'cpu' here" in str(refused.value) and "REPLACE=1" in str(refused.value)
+    assert machines.load(machines.results_dir() / "box").fingerprint == THERE, "left as it was"
+    _record(monkeypatch, lab, "box", HERE, replace=True)
+    assert machines.load(machines.results_dir() / "box").fingerprint == HERE
+    _record(monkeypatch, lab, "box", HERE, n=4)  # the same machine again: no question asked
+    assert machines.load(machines.results_dir() / "box").entry("machpage.facts", {"n": 4}) is not None
+
+
+@pytest.mark.parametrize("label", ["", "Laptop", "a b", "../x", "-x", "x" * 70])
+def test_a_bad_label_is_refused_before_anything_runs(lab, label):
+    with pytest.raises(machines.ArchiveError, match="is not a usable label"):
+        machines.record(label, build=lambda staging, env: pytest.fail("ran"))
+
+
+def test_a_failed_build_writes_nothing_and_keeps_the_old_recording(lab, monkeypatch):
+    _record(monkeypatch, lab, "box", HERE)
+    before = sorted(p.relative_to(machines.results_dir()) for p in machines.results_dir().rglob("*"))
+
+    def broken(staging, env):
+        monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
+        cache.run(lab.facts, n=9)  # half of the results are in
+        raise machines.ArchiveError("the site did not build")
+
+    with pytest.raises(machines.ArchiveError, match="did not build"):
+        machines.record("box", build=broken)
+    monkeypatch.delenv("PITFALLS_RECORD")
+    assert sorted(p.relative_to(machines.results_dir()) for p in machines.results_dir().rglob("*")) == before
+    with pytest.raises(machines.ArchiveError, match="ran no experiment"):
+        machines.record("empty", build=lambda staging, env: None)
+    assert not (machines.results_dir() / "empty").exists()
+
+
+def _corrupt(folder, name, text):
+    (folder / name).write_text(text)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "manifest.json: not valid JSON"),
+    ("[1, 2]", "manifest.json: expected a JSON object, found list"),
+    ('{"format": 7, "label": "box"}', "manifest.json: format 7 is not this project's recording format 1"),
+    ('{"format": 1, "label": "other"}', "manifest.json: label 'other' does not match its folder 'box'"),
+    ('{"format": 1, "label": "box", "fingerprint": {}}', "manifest.json: no environment fingerprint"),
+])
+def test_a_corrupt_or_foreign_manifest_is_an_error_naming_the_file(lab, monkeypatch, text, message):
+    target = _record(monkeypatch, lab, "box", THERE)
+    _corrupt(target, "manifest.json", text)
+    machines._recordings.cache_clear()
+    with pytest.raises(machines.ArchiveError) as error:
+        machines.recordings()
+    assert message in str(error.value) and "box" in str(error.value)
+
+
+def test_a_corrupt_result_file_is_an_error_naming_the_file(lab, monkeypatch):
+    target = _record(monkeypatch, lab, "box", THERE)
+    [entry_file] = (target / "machpage.speed").iterdir()
+    entry = json.loads(entry_file.read_text())
+    entry_file.write_text(json.dumps({**entry, "value": [1]}))
+    with pytest.raises(machines.ArchiveError, match=r"machpage\.speed/\w+\.json: field 'value' is missing"):
+        machines.lookup(machines.recordings()[0], lab.speed, {"n": 3})
+    entry_file.write_text(json.dumps({**entry, "params": {"n": 5}}))
+    with pytest.raises(machines.ArchiveError, match=r"holds machpage\.speed\(\{'n': 5\}\), not"):
+        machines.lookup(machines.recordings()[0], lab.speed, {"n": 3})
+
+
+def test_a_stale_recording_is_named_with_its_commit_and_left_out(lab, monkeypatch):
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+    rec = machines.recordings()[0]
+    result, why = machines.lookup(rec, lab.speed, {"n": 3})
+    assert result.value["ratio"] == 3.0 and result.fingerprint == THERE and why == ""
+    assert machines.lookup(rec, lab.speed, {"n": 8}) == (None, "not recorded on gpu-h200")
+    monkeypatch.setattr(cache, "source_digest", lambda func: "edited since")
+    result, why = machines.lookup(rec, lab.speed, {"n": 3})
+    assert result is None and why.startswith("recorded on gpu-h200 with an older version of this experiment (commit ")
+    assert "make record MACHINE=gpu-h200" in why
+    here = cache.run(lab.speed, n=3)
+    shown = machines.compare(here, [lambda r: f"ratio {r['ratio']}"])
+    assert "The same measured on other machines: none usable" in shown and "older version" in shown
+    assert "ratio 3.0" not in shown, "a stale recording is not drawn"
+
+
+def test_timing_results_of_other_machines_are_drawn_in_tabs(lab, monkeypatch):
+    _record(monkeypatch, lab, "gpu-h200", THERE, n=3)
+    _record(monkeypatch, lab, "cpu-1thread", {**HERE, "threads": 1}, n=3)
+    here = cache.run(lab.speed, n=3)
+    shown = machines.compare(here, [lambda r: f"| ratio |\n|---|\n| {r['ratio']} × {r.fingerprint['threads']} |"])
+    assert "The same measured on other machines: cpu-1thread, gpu-h200" in shown
+    assert shown.count('<div class="tabbed-block">') == 2
+    assert '<label for="__machines_' in shown and ">cpu-1thread</label>" in shown and ">gpu-h200</label>" in shown
+    assert "<td>3.0 × 1</td>" in shown and "<td>3.0 × 16</td>" in shown, "each machine's own result, as a table"
+    assert "Recorded on gpu-h200: torch 2.13.0 · NVIDIA H200 · 16 threads" in shown
+    assert 'class="pitfalls-code__body" data-key=' in shown, "moved out of the page like the code panels"
+    assert machines.compare(cache.run(lab.facts, n=3), [lambda r: "x"]) == "", "results that do not depend on time"
+    assert machines.compare(cache.run(lab.speed, n=7), [lambda r: "x"]).count("not recorded on") == 2
+
+
+def test_a_recording_the_drawing_code_cannot_read_is_said_not_raised(lab, monkeypatch):
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+
+    def draw(result):
+        if result.fingerprint["device"] == "cuda":
+            raise KeyError("rows")
+        return "x"
+
+    shown = machines.compare(cache.run(lab.speed, n=3), [draw])
+    assert "gpu-h200: its recording cannot be drawn (KeyError: &#x27;rows&#x27;)" in shown
+
+
+@pytest.fixture()
+def ratio_check(monkeypatch):
+    monkeypatch.setattr("snippets.lab.claims.CHECKS", dict(CHECKS))
+
+    @check("ratio > 3")
+    def above_three(result):
+        return result["ratio"] > 3, {"ratio": result["ratio"]}
+
+    return above_three
+
+
+def test_a_claim_says_on_which_machines_it_holds_and_fails_there_without_failing_the_build(lab, monkeypatch,
+                                                                                            ratio_check):
+    _record(monkeypatch, lab, "small", THERE, n=2)
+    _record(monkeypatch, lab, "big", {**THERE, "threads": 64}, n=5)
+    here = cache.run(lab.speed, n=5)
+    text = say(ratio_check(here), "The ratio is {ratio:.0f}")
+    assert text.startswith('<span class="pitfalls-claim" tabindex="0"') and "The ratio is 5</span>" in text
+    assert '<small class="pitfalls-machines" data-check=' in text
+    assert "[recorded machines: holds on big]" in text and "not checked on small: not recorded on small" in text
+    small = cache.run(lab.speed, n=2)
+    with pytest.raises(ClaimError):
+        say(ratio_check(small), "The ratio is {ratio:.0f}")  # this machine: fails the build
+    _record(monkeypatch, lab, "small", THERE, n=5)
+    entry = next((machines.results_dir() / "small" / "machpage.speed").iterdir())
+    value = json.loads(entry.read_text())
+    value["value"]["ratio"] = 2.5
+    entry.write_text(json.dumps(value))
+    machines._recordings.cache_clear()
+    text = say(ratio_check(here), "The ratio is {ratio:.0f}")  # holds here, fails on "small": no error
+    assert "pitfalls-machines--fails" in text and "fails on small (ratio = 2.5)" in text and "holds on big" in text
+
+
+def test_without_recordings_a_claim_is_unchanged(lab, ratio_check):
+    text = say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
+    assert "pitfalls-machines" not in text and text.endswith("The ratio is 5</span>")
+
+
+def test_a_frozen_build_reads_the_leading_recording_and_runs_nothing(lab, monkeypatch):
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+    _record(monkeypatch, lab, "cpu-2core", HERE)
+    monkeypatch.setenv("FROZEN", "1")
+    with pytest.raises(machines.ArchiveError, match="FROZEN=1 needs one machine to lead with"):
+        cache.run(lab.speed, n=3)
+    (machines.results_dir() / "primary").write_text("gpu-h200\n")
+    ran = []
+    monkeypatch.setattr(cache, "_store", lambda path, entry: ran.append(path))
+    result = cache.run(lab.speed, n=3)
+    assert result.fingerprint == THERE and result.cached and not ran
+    assert [rec.label for rec in machines.others()] == ["cpu-2core"] and machines.here_label() == "gpu-h200"
+    monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
+    with pytest.raises(cache.ExperimentError) as missing:
+        cache.run(lab.speed, n=11)
+    assert str(missing.value) == ("FROZEN=1: page docs/loader-overhead.md: experiment machpage.speed(n=11) is not "
+                                  "recorded on gpu-h200; a frozen build runs nothing")
+    monkeypatch.setattr(cache, "source_digest", lambda func: "edited since")
+    with pytest.raises(cache.ExperimentError, match=r"machpage\.speed\(n=3\) is recorded on gpu-h200 with an older "
+                                                    r"version of this experiment"):
+        cache.run(lab.speed, n=3)
+    (machines.results_dir() / "primary").write_text("nowhere\n")
+    with pytest.raises(machines.ArchiveError, match="names 'nowhere', which is not a recording"):
+        machines.primary()
+
+
+def test_frozen_notebooks_must_be_recorded_and_current(lab, monkeypatch, tmp_path):
+    source = tmp_path / "question.py"
+    source.write_text("# %%\nprint(1)\n")
+    executed = tmp_path / "executed.ipynb"
+    executed.write_text("{}")
+
+    def build(staging, env):
+        monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
+        cache.run(lab.facts, n=1)
+        machines.keep_notebook(source, executed)
+        monkeypatch.delenv("PITFALLS_RECORD")
+
+    machines.record("box", build=build)
+    rec = machines.recordings()[0]
+    assert rec.manifest["notebooks"] == {"question": machines.notebook_digest(source)}
+    assert not list((rec.path / "notebooks").glob("*.source-digest")), "the digests live in the manifest"
+    monkeypatch.setenv("FROZEN", "1")
+    assert machines.frozen_notebook(source) == rec.path / "notebooks" / "question.ipynb"
+    source.write_text("# %%\nprint(2)\n")
+    with pytest.raises(machines.ArchiveError, match="notebook question.py changed since box recorded it"):
+        machines.frozen_notebook(source)
+    other = tmp_path / "other.py"
+    other.write_text("")
+    with pytest.raises(machines.ArchiveError, match="notebook other.py was not recorded on box"):
+        machines.frozen_notebook(other)
+
+
+@pytest.mark.parametrize("word, frozen", [("1", True), ("yes", True), ("", False), ("0", False)])
+def test_frozen_words(monkeypatch, word, frozen):
+    monkeypatch.setenv("FROZEN", word)
+    assert machines.frozen() is frozen
+
+
+def test_make_record_explains_a_refusal_in_one_line(lab, monkeypatch, capsys):
+    assert machines.main(["Bad Label"]) == 2
+    assert capsys.readouterr().err.startswith("make record: MACHINE='Bad Label' is not a usable label")
+    assert os.environ.get("PITFALLS_RECORD") is None
+
+
+def test_the_environment_page_lists_each_machine_with_its_current_and_stale_results(lab, monkeypatch):
+    assert "No machine is recorded" in machines.overview()
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+    _record(monkeypatch, lab, "here", HERE)
+    table = machines.overview()
+    assert "| `gpu-h200` | NVIDIA H200 | 16 | 2.13.0 |" in table and "| 2 current, 0 stale | shown beside them |" in table
+    assert "| `here` | CPU (here) | 2 |" in table and "this build's results" in table
+    real = cache.source_digest
+    monkeypatch.setattr(cache, "source_digest", lambda func: "edited" if func is lab.speed.func else real(func))
+    assert "| 1 current, 1 stale |" in machines.overview()
+
+
+def test_an_experiment_is_found_by_its_name(lab):
+    assert cache.find_experiment("machpage.speed") is lab.speed
+    assert cache.find_experiment("machpage.gone") is None and cache.find_experiment("nopage.speed") is None
