@@ -28,8 +28,9 @@ def project_copy(dest: Path, *, caches: bool = False) -> Path:
     """A throwaway copy of what a build reads (docs, snippets, overrides, config, Makefile), with file times kept
     so make sees the setup as up to date; ``caches=True`` also copies ``.cache`` so that builds in the copy
     never write into the project's caches."""
-    for name in ("docs", "snippets", "overrides"):
-        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("docs", "snippets", "overrides", "results"):
+        if (ROOT / name).is_dir():  # results/: the recorded machines, when there are any
+            shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("mkdocs.yml", "Makefile", "pyproject.toml"):
         shutil.copy2(ROOT / name, dest / name)
     if caches and (ROOT / ".cache").is_dir():
