@@ -18,10 +18,14 @@ What is counted, option by option:
 
 * ``drop_last`` is the ``DataLoader``'s: ``True`` drops the short last batch of each rank's samples
   (``floor``), ``False`` keeps it as a step (``ceil``).
-* ``world_size > 1`` puts a ``DistributedSampler(num_replicas=world_size)`` in front. Its own
-  ``drop_last`` is ``sampler_drop_last``: ``False`` (its default) pads every rank to ``ceil(n / world_size)``
-  samples by repeating indices from the start, ``True`` trims every rank to ``floor(n / world_size)``.
-  The count is per rank, which is also the number of synchronised optimizer steps.
+* ``world_size > 1`` puts a ``DistributedSampler(num_replicas=world_size)`` in front. It deals its index
+  list (shuffled with ``seed + epoch`` by default) out strided: rank ``r`` takes positions ``r``,
+  ``r + world_size``, ... Its own ``drop_last`` is ``sampler_drop_last``: ``False`` (its default) first pads
+  the list to a multiple of ``world_size`` with indices from the list's start, so every rank holds
+  ``ceil(n / world_size)`` samples and the repeats land at the end of the last ranks; ``True`` trims the
+  list's tail, so every rank holds ``floor(n / world_size)``. Shuffling does not change the count (call
+  ``sampler.set_epoch(epoch)`` every epoch, or every epoch repeats one order). The count is per rank, which
+  is also the number of synchronised optimizer steps.
 * ``accumulation_steps = k`` counts the loop that steps after every ``k`` micro-batches *and* after the last
   one: ``if (i + 1) % k == 0 or i + 1 == len(loader): optimizer.step()``. A partial group at the end of the
   epoch is a step, so an epoch of ``b`` batches holds ``ceil(b / k)`` steps.

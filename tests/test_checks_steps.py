@@ -27,8 +27,9 @@ SCHEDULER = Measured(measure.scheduler_sizing, (("n_samples", 1000), ("epochs", 
                                                 ("smaller_batch", 30), ("larger_batch", 400)))
 ACCUMULATION = Measured(measure.accumulation, (("n_samples", 1000), ("batch_size", 96),
                                                ("accumulation_steps", (1, 3, 4)), ("epochs", 2)))
-DISTRIBUTED = Measured(measure.distributed_sampler, (("world_size", 2), ("n_values", (100, 101)),
-                                                     ("batch_size", 16), ("timeout_s", 120)))
+DISTRIBUTED = Measured(measure.distributed_sampler, (("world_size", 3), ("n_values", (99, 100)),
+                                                     ("batch_size", 16), ("epochs", 3), ("accumulation_steps", 3),
+                                                     ("micro_batch", 8), ("timeout_s", 120)))
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -119,6 +120,13 @@ def _uneven(result: dict) -> dict:
     return next(r for r in result["rows"] if r["micro_batches"] % r["k"])
 
 
+def _set_epoch_ignored(result: dict) -> None:
+    """What the runs with set_epoch would show if it had no effect: every epoch like the first."""
+    for epoch in result["shuffled"]:
+        if epoch["set_epoch"]:
+            epoch.update(permutation_of_epoch=[0], same_as_first_epoch=[True] * result["world_size"])
+
+
 def _sampler_row(result: dict, n_samples: int, drop_last: bool) -> dict:
     return next(r for r in result["rows"] if r["n_samples"] == n_samples and r["sampler_drop_last"] == drop_last)
 
@@ -168,17 +176,41 @@ CONTRADICTING = {
     "steps.rank_steps_match_recipe": Contradiction(
         DISTRIBUTED, lambda r: r["rows"][0].update(per_rank_steps=[0] * r["world_size"])),
     "steps.ranks_take_fewer_steps": Contradiction(
-        DISTRIBUTED, lambda r: _sampler_row(r, 100, False).update(repeated=[0]), extra=(100,)),
+        DISTRIBUTED, lambda r: _sampler_row(r, 99, False).update(repeated=[0]), extra=(99,)),
     "steps.padding_repeats_indices": Contradiction(
-        DISTRIBUTED, lambda r: _sampler_row(r, 101, False).update(all_reduce_samples=101), extra=(101,)),
+        DISTRIBUTED, lambda r: _sampler_row(r, 100, False).update(ranks_ending_in_a_repeat=[0, 1]), extra=(100,)),
     "steps.drop_last_skips_indices": Contradiction(
-        DISTRIBUTED, lambda r: _sampler_row(r, 101, True).update(dropped=[]), extra=(101,)),
+        DISTRIBUTED, lambda r: _sampler_row(r, 100, True).update(dropped=[]), extra=(100,)),
+    "steps.shards_are_strided": Contradiction(DISTRIBUTED, lambda r: r["shuffled"][-1].update(strided=False)),
+    "steps.set_epoch_reshuffles": Contradiction(DISTRIBUTED, _set_epoch_ignored),
+    "steps.shuffled_padding_repeats_permutation_start": Contradiction(
+        DISTRIBUTED, lambda r: r["shuffled"][-1].update(repeated=sorted(r["shuffled"][-1]["order_head"][1:3]))),
+    "steps.padded_evaluation_is_off": Contradiction(
+        DISTRIBUTED, lambda r: r["evaluation"]["padded"].update(count=r["evaluation"]["n_samples"])),
+    "steps.no_sync_all_reduces_once": Contradiction(
+        DISTRIBUTED, lambda r: r["accumulation"]["per_rank"][-1]["no_sync"].update(
+            all_reduces=r["accumulation"]["per_rank"][-1]["all_reduce_each"]["all_reduces"])),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CONTRADICTING))
 def test_check_holds_on_the_measurement_and_fails_on_a_contradiction(name):
     assert_check_can_fail(name, CONTRADICTING[name])
+
+
+def test_evaluation_check_fails_when_unpadded_shards_are_off():
+    bad = DISTRIBUTED.value()
+    bad = {**bad, "evaluation": {**bad["evaluation"], "unpadded": {**bad["evaluation"]["unpadded"]}}}
+    bad["evaluation"]["unpadded"]["sum"] *= 1.001
+    assert not checks.padded_evaluation_is_off(bad).holds
+
+
+def test_set_epoch_check_fails_when_epochs_without_it_differ():
+    bad = DISTRIBUTED.value()
+    bad = {**bad, "shuffled": [dict(e) for e in bad["shuffled"]]}
+    last = next(e for e in reversed(bad["shuffled"]) if not e["set_epoch"])
+    last.update(permutation_of_epoch=[last["epoch"]], same_as_first_epoch=[False] * bad["world_size"])
+    assert not checks.set_epoch_reshuffles(bad).holds
 
 
 # Checks that read two results: the second is measured when the test runs, not when the module is imported.

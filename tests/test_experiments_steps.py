@@ -323,17 +323,56 @@ def test_accumulation_counts_from_a_real_loop():
 
 
 def test_distributed_sampler_in_a_real_process_group():
-    result = steps.distributed_sampler(world_size=2, n_values=(100, 101), batch_size=16, timeout_s=120)
+    result = steps.distributed_sampler(world_size=3, n_values=(99, 100), batch_size=16, epochs=3,
+                                       accumulation_steps=3, micro_batch=8, timeout_s=120)
     rows = {(r["n_samples"], r["sampler_drop_last"]): r for r in result["rows"]}
-    assert rows[100, False]["per_rank_steps"] == [4, 4] and rows[100, False]["single_process_steps"] == 7
-    assert rows[101, False]["per_rank_samples"] == [51, 51] and rows[101, False]["repeated"] == [0]
-    assert rows[101, False]["all_reduce_samples"] == 102
-    assert rows[101, True]["per_rank_samples"] == [50, 50] and rows[101, True]["dropped"] == [100]
-    assert all(r["per_rank_steps"] == [r["recipe_steps"]] * 2 and r["backend"] == "gloo" for r in rows.values())
+    assert rows[99, False]["per_rank_steps"] == [3, 3, 3] and rows[99, False]["single_process_steps"] == 7
+    assert rows[100, False]["per_rank_samples"] == [34, 34, 34] and rows[100, False]["repeated"] == [0, 1]
+    assert rows[100, False]["all_reduce_samples"] == 102 and rows[100, False]["ranks_ending_in_a_repeat"] == [1, 2]
+    assert rows[100, True]["per_rank_samples"] == [33, 33, 33] and rows[100, True]["dropped"] == [99]
+    # strided, not contiguous: rank r starts at r
+    assert rows[100, False]["per_rank_head"] == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    assert all(r["per_rank_steps"] == [r["recipe_steps"]] * 3 and r["backend"] == "gloo" for r in rows.values())
+    assert all(r["strided"] for r in rows.values())
+    # shuffled epochs: the sampler's permutation is randperm(N) seeded with seed + epoch
+    shuffled = {(e["set_epoch"], e["epoch"]): e for e in result["shuffled"]}
+    assert [shuffled[False, e]["permutation_of_epoch"] for e in range(3)] == [[0], [0], [0]]
+    assert [shuffled[True, e]["permutation_of_epoch"] for e in range(3)] == [[0], [1], [2]]
+    assert all(shuffled[False, e]["same_as_first_epoch"] == [True] * 3 for e in range(3))
+    assert not any(shuffled[True, 2]["same_as_first_epoch"])
+    for e in range(3):
+        perm = torch.randperm(100, generator=torch.Generator().manual_seed(e)).tolist()
+        assert shuffled[True, e]["repeated"] == sorted(perm[:2]) and shuffled[True, e]["order_head"] == perm[:3]
+        assert shuffled[True, e]["per_rank_head"][1] == perm[1:9:3]
+        assert shuffled[True, e]["ranks_ending_in_a_repeat"] == [1, 2]
+    # evaluation: padded 102 samples, trimmed 99, unpadded 100 and the dataset's mean
+    ev = result["evaluation"]
+    assert (ev["padded"]["count"], ev["drop_last"]["count"], ev["unpadded"]["count"]) == (102, 99, 100)
+    assert math.isclose(ev["unpadded"]["sum"], ev["exact"]["sum"], rel_tol=1e-6)
+    assert not math.isclose(ev["padded"]["sum"] / 102, ev["exact"]["sum"] / 100, rel_tol=1e-5)
+    # no_sync: one all-reduce (one bucket, this model is small) instead of k, same gradients
+    for rank in result["accumulation"]["per_rank"]:
+        assert rank["all_reduce_each"]["all_reduces"] == 3 and rank["no_sync"]["all_reduces"] == 1
+        assert rank["no_sync"]["elements"] == sum(p.numel() for p in question.Net().parameters())
+        assert rank["max_grad_difference"] <= 1e-5 * rank["max_grad"]
     r = _result(result, "distributed_sampler")
-    assert checks.rank_steps_match_recipe(r).holds and checks.ranks_take_fewer_steps(r, 100).holds
-    assert checks.padding_repeats_indices(r, 101).holds and checks.drop_last_skips_indices(r, 101).holds
-    assert "| 101 |" in figures.distributed(r)
+    assert checks.rank_steps_match_recipe(r).holds and checks.ranks_take_fewer_steps(r, 99).holds
+    assert checks.padding_repeats_indices(r, 100).holds and checks.drop_last_skips_indices(r, 100).holds
+    assert all(c(r).holds for c in (checks.shards_are_strided, checks.set_epoch_reshuffles,
+                                    checks.shuffled_padding_repeats_permutation_start,
+                                    checks.padded_evaluation_is_off, checks.no_sync_all_reduces_once))
+    assert "| 100 |" in figures.distributed(r)
+    assert "seed + 2" in figures.distributed_shards(r) and "| 102 |" in figures.distributed_evaluation(r)
+
+
+def test_layout_reads_strides_repeats_and_drops():
+    per_rank = [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]  # N = 10 over 3 ranks, padded with 0 and 1
+    layout = steps._layout(per_rank, list(range(10)), drop_last=False)
+    assert layout["strided"] and layout["repeated"] == [0, 1] and layout["ranks_ending_in_a_repeat"] == [1, 2]
+    contiguous = [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 1]]
+    assert not steps._layout(contiguous, list(range(10)), drop_last=False)["strided"]
+    trimmed = steps._layout([[0, 3, 6], [1, 4, 7], [2, 5, 8]], list(range(10)), drop_last=True)
+    assert trimmed["strided"] and trimmed["dropped"] == [9] and not trimmed["repeated"]
 
 
 # ---- the page --------------------------------------------------------------------------------------------------

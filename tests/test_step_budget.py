@@ -50,6 +50,30 @@ def test_matches_distributed_sampler_on_every_rank():
     assert checked > 1000
 
 
+def test_distributed_sampler_layout_is_as_the_docstring_says():
+    """Strided shards; padding from the start of the (shuffled) list, at the end of the last ranks; set_epoch."""
+    for n, world, shuffle, epoch in itertools.product([1, 5, 10, 11, 97], [2, 3, 4, 8], [False, True], [0, 1]):
+        order = torch.randperm(n, generator=torch.Generator().manual_seed(epoch)).tolist() if shuffle \
+            else list(range(n))
+        pad = -n % world
+        padded = (order * (pad // n + 2))[:n + pad]
+        for sampler_drop_last in (False, True):
+            dealt = order[:n // world * world] if sampler_drop_last else padded
+            for rank in range(world):
+                sampler = DistributedSampler(_dataset(n), num_replicas=world, rank=rank, shuffle=shuffle,
+                                             drop_last=sampler_drop_last)
+                sampler.set_epoch(epoch)
+                indices = list(sampler)
+                assert indices == dealt[rank::world], (n, world, shuffle, epoch, sampler_drop_last, rank)
+                assert len(indices) == steps_per_epoch(n, 1, world_size=world, sampler_drop_last=sampler_drop_last)
+                if not sampler_drop_last and n >= world:  # the repeats are the last entries of the last ranks
+                    assert (indices[-1] in order[:pad]) == (rank >= world - pad), (n, world, rank)
+    repeat = DistributedSampler(_dataset(10), num_replicas=2, rank=0)
+    assert list(repeat) == list(repeat)  # no set_epoch: the same order every epoch
+    repeat.set_epoch(1)
+    assert list(repeat) != list(DistributedSampler(_dataset(10), num_replicas=2, rank=0))
+
+
 def _count_accumulation_steps(loader: DataLoader, k: int) -> int:
     steps = 0
     for i, _ in enumerate(loader):

@@ -371,15 +371,19 @@ def ranks_take_fewer_steps(result: Result, n_samples: int) -> tuple[bool, dict]:
 
 
 @check("with N not divisible by the world size, the default sampler makes all ranks together see more than N "
-       "samples, one repeated index per extra sample")
+       "samples, one repeated index per extra sample: the first indices of its list, each repeated at the end of "
+       "one of the last ranks")
 def padding_repeats_indices(result: Result, n_samples: int) -> tuple[bool, dict]:
     row = _sampler_row(result, n_samples, False)
     if row is None:
         return False, {"n_samples": n_samples, "repeated": None}
-    total = row["all_reduce_samples"]
-    return (total > n_samples and len(row["repeated"]) == total - n_samples,
+    total, world = row["all_reduce_samples"], result["world_size"]
+    extra = total - n_samples
+    return (total > n_samples and row["repeated"] == list(range(extra))
+            and row["ranks_ending_in_a_repeat"] == list(range(world - extra, world)),
             {"n_samples": n_samples, "per_rank": row["per_rank_samples"][0], "repeated": row["repeated"],
-             "all_reduce_samples": total})
+             "all_reduce_samples": total, "extra": extra, "ranks": row["ranks_ending_in_a_repeat"],
+             "world_size": world})
 
 
 @check("with N not divisible by the world size and the sampler's drop_last=True, all ranks together see fewer "
@@ -392,3 +396,81 @@ def drop_last_skips_indices(result: Result, n_samples: int) -> tuple[bool, dict]
     return (total < n_samples and len(row["dropped"]) == n_samples - total,
             {"n_samples": n_samples, "per_rank": row["per_rank_samples"][0], "dropped": row["dropped"],
              "all_reduce_samples": total})
+
+
+@check("in every configuration and every shuffled epoch, rank r receives every world_size-th index of the sampler's "
+       "padded (or trimmed) list, starting at position r")
+def shards_are_strided(result: Result) -> tuple[bool, dict]:
+    layouts = [*result["rows"], *result["shuffled"]]
+    row = next((r for r in result["rows"] if not r["sampler_drop_last"]), None)
+    return (bool(layouts) and row is not None and all(layout["strided"] for layout in layouts),
+            {"layouts": len(layouts), "world_size": result["world_size"],
+             "heads": row["per_rank_head"] if row else None, "not_strided": sum(not l["strided"] for l in layouts)})
+
+
+def _epochs(result: Result, set_epoch: bool) -> list[dict]:
+    return sorted((e for e in result["shuffled"] if e["set_epoch"] == set_epoch), key=lambda e: e["epoch"])
+
+
+@check("without set_epoch every shuffled epoch deals out epoch 0's permutation, identically on every rank; with "
+       "set_epoch(e), epoch e deals out the permutation of seed + e, and no later epoch repeats epoch 0's order on "
+       "any rank")
+def set_epoch_reshuffles(result: Result) -> tuple[bool, dict]:
+    without, with_ = _epochs(result, False), _epochs(result, True)
+    repeat = bool(without) and all(e["permutation_of_epoch"] == [0] and all(e["same_as_first_epoch"])
+                                   for e in without)
+    fresh = len(with_) > 1 and all(e["permutation_of_epoch"] == [e["epoch"]] for e in with_) \
+        and not any(any(e["same_as_first_epoch"]) for e in with_[1:])
+    return (repeat and fresh,
+            {"epochs": len(without), "without": [e["per_rank_head"][0] for e in without],
+             "with": [e["per_rank_head"][0] for e in with_], "seed": result["sampler_seed"]})
+
+
+@check("in every shuffled epoch, the repeated indices are the first ones of that epoch's permutation, and each "
+       "sits at the end of one of the last ranks")
+def shuffled_padding_repeats_permutation_start(result: Result) -> tuple[bool, dict]:
+    world = result["world_size"]
+    epochs = result["shuffled"]
+    extra = len(epochs[0]["repeated"]) if epochs else 0
+
+    def holds(e: dict) -> bool:
+        return (0 < len(e["repeated"]) == extra and e["repeated"] == sorted(e["order_head"][:extra])
+                and e["ranks_ending_in_a_repeat"] == list(range(world - extra, world)))
+
+    first = _epochs(result, True)
+    return (bool(epochs) and all(holds(e) for e in epochs),
+            {"extra": extra, "world_size": world, "ranks": epochs[0]["ranks_ending_in_a_repeat"] if epochs else None,
+             "repeated": [e["order_head"][:extra] for e in first]})
+
+
+@check("summed over the default padded shards, the evaluation counts more than N samples and its mean is more than "
+       "1e-5 (relative) off the mean over the dataset; trimmed shards count fewer than N and are off too; shards "
+       "that neither pad nor trim count N and match the dataset's mean within 1e-6")
+def padded_evaluation_is_off(result: Result) -> tuple[bool, dict]:
+    ev = result["evaluation"]
+    n, exact = ev["n_samples"], ev["exact"]["sum"] / ev["exact"]["count"]
+    off = {name: abs(ev[name]["sum"] / ev[name]["count"] / exact - 1) for name in ("padded", "drop_last", "unpadded")}
+    return (ev["padded"]["count"] > n and off["padded"] > 1e-5 and ev["drop_last"]["count"] < n
+            and off["drop_last"] > 1e-5 and ev["unpadded"]["count"] == n and off["unpadded"] < 1e-6,
+            {"n_samples": n, "exact": exact, "padded_count": ev["padded"]["count"],
+             "padded": ev["padded"]["sum"] / ev["padded"]["count"], "padded_off": off["padded"],
+             "drop_last_count": ev["drop_last"]["count"],
+             "drop_last": ev["drop_last"]["sum"] / ev["drop_last"]["count"], "drop_last_off": off["drop_last"],
+             "unpadded_off": off["unpadded"]})
+
+
+@check("on every rank, accumulating k micro-batches under DistributedDataParallel all-reduces the gradients k "
+       "times as often as with no_sync() around the first k − 1, and both leave the same gradient (within 1e-5 of "
+       "its largest entry)")
+def no_sync_all_reduces_once(result: Result) -> tuple[bool, dict]:
+    acc = result["accumulation"]
+    ranks = acc["per_rank"]
+    k = acc["accumulation_steps"]
+    return (bool(ranks) and all(r["micro_batches"] == k and r["no_sync"]["all_reduces"] > 0
+                                and r["all_reduce_each"]["all_reduces"] == k * r["no_sync"]["all_reduces"]
+                                and r["max_grad_difference"] <= 1e-5 * r["max_grad"] for r in ranks),
+            {"k": k, "each": ranks[0]["all_reduce_each"]["all_reduces"] if ranks else None,
+             "no_sync": ranks[0]["no_sync"]["all_reduces"] if ranks else None,
+             "elements": ranks[0]["no_sync"]["elements"] if ranks else None,
+             "difference": max((r["max_grad_difference"] for r in ranks), default=None),
+             "world_size": result["world_size"]})

@@ -253,8 +253,37 @@ def distributed(result: Result) -> str:
         dropped = ", ".join(f"{i:,}" for i in r["dropped"][:4]) + ("…" if len(r["dropped"]) > 4 else "")
         rows.append([f"{r['n_samples']:,}", str(r["sampler_drop_last"]),
                      " / ".join(f"{s:,}" for s in r["per_rank_samples"]), f"{r['all_reduce_samples']:,}",
-                     repeated or "none", dropped or "none", " / ".join(map(str, r["per_rank_steps"])),
+                     repeated or "none", ", ".join(map(str, r["ranks_ending_in_a_repeat"])) or "—",
+                     dropped or "none", " / ".join(map(str, r["per_rank_steps"])),
                      r["recipe_steps"], r["single_process_steps"]])
     headers = ["N", "sampler `drop_last`", "samples per rank", "sum (all_reduce)", "repeated indices",
-               "never seen", "steps per rank", "recipe", "steps, one process"]
-    return render.table(headers, rows, align="rlrrllrrr")
+               "ranks ending in a repeat", "never seen", "steps per rank", "recipe", "steps, one process"]
+    return render.table(headers, rows, align="rlrrllrrrr")
+
+
+def distributed_shards(result: Result) -> str:
+    """Which indices each rank starts with, unshuffled and in each shuffled epoch, with and without set_epoch."""
+    world = result["world_size"]
+    row = next(r for r in result["rows"] if not r["sampler_drop_last"])
+    body = [[f"`shuffle=False`, N = {row['n_samples']:,}", "—",
+             *[", ".join(map(str, head)) + ", …" for head in row["per_rank_head"]], "—"]]
+    for e in result["shuffled"]:
+        used = e["permutation_of_epoch"]
+        body.append([f"shuffled, {'with' if e['set_epoch'] else 'without'} `set_epoch`", e["epoch"],
+                     *[", ".join(map(str, head)) + ", …" for head in e["per_rank_head"]],
+                     f"seed + {used[0]}" if used else "none"])
+    headers = ["sampler", "epoch", *[f"rank {r}" for r in range(world)], "permutation dealt out"]
+    return render.table(headers, body, align="lr" + "l" * world + "l")
+
+
+def distributed_evaluation(result: Result) -> str:
+    ev = result["evaluation"]
+    exact = ev["exact"]["sum"] / ev["exact"]["count"]
+    labels = {"exact": "one process, every sample once", "padded": "`DistributedSampler` (pads)",
+              "drop_last": "`DistributedSampler(drop_last=True)`", "unpadded": "`range(rank, N, world_size)`"}
+    body = []
+    for name in ("exact", "padded", "drop_last", "unpadded"):
+        mean = ev[name]["sum"] / ev[name]["count"]
+        body.append([labels[name], f"{ev[name]['count']:,}", f"{mean:.7f}", f"{mean / exact - 1:+.1e}"])
+    return render.table(["samples from", "samples counted", "mean squared error", "relative to the dataset's"],
+                        body, align="lrrr")

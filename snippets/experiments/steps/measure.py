@@ -542,11 +542,18 @@ def _split(flat: torch.Tensor, model: nn.Module) -> list[torch.Tensor]:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# DistributedSampler, measured in a real two-process gloo run
+# DistributedSampler, measured in a real multi-process gloo run
 
 
-def _distributed_worker(rank: int, world_size: int, init_file: str, out_dir: str, configs: list[dict]) -> None:
+def _rank_indices(loader: DataLoader) -> list[int]:
+    return [i for (batch,) in loader for i in batch.tolist()]
+
+
+def _distributed_worker(rank: int, world_size: int, init_file: str, out_dir: str, configs: list[dict],
+                        shuffled: dict, evaluation: dict, accumulation: dict) -> None:
     import torch.distributed as dist
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+    from torch.nn.parallel import DistributedDataParallel
     from torch.utils.data import DistributedSampler
 
     torch.set_num_threads(1)
@@ -554,7 +561,7 @@ def _distributed_worker(rank: int, world_size: int, init_file: str, out_dir: str
                             timeout=timedelta(seconds=60))
     try:
         results = []
-        for config in configs:
+        for config in configs:  # counts, with shuffle=False so that the indices can be read
             dataset = TensorDataset(torch.arange(config["n_samples"]))
             sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=False,
                                          drop_last=config["sampler_drop_last"])
@@ -573,21 +580,118 @@ def _distributed_worker(rank: int, world_size: int, init_file: str, out_dir: str
                             "steps": steps, "indices": indices, "all_samples": int(total[0]),
                             "all_steps": int(total[1]), "max_steps": int(most[1]),
                             "backend": dist.get_backend(), "world": dist.get_world_size()})
-        Path(out_dir, f"rank{rank}.json").write_text(json.dumps(results))
+
+        # The default shuffle=True over several epochs, without and with sampler.set_epoch(epoch).
+        dataset = TensorDataset(torch.arange(shuffled["n_samples"]))
+        orders = {}
+        for set_epoch in (False, True):
+            sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, seed=shuffled["seed"])
+            loader = DataLoader(dataset, batch_size=shuffled["batch_size"], sampler=sampler)
+            per_epoch = []
+            for epoch in range(shuffled["epochs"]):
+                if set_epoch:
+                    sampler.set_epoch(epoch)
+                per_epoch.append(_rank_indices(loader))
+            orders["with" if set_epoch else "without"] = per_epoch
+
+        # Evaluation: each rank sums the question's first model's squared errors and counts its samples;
+        # all_reduce adds them up. Padded shards, trimmed shards, and shards that neither pad nor trim.
+        n = evaluation["n_samples"]
+        x, y = make_data(n)
+        state = initial_states(evaluation["seed"], n_samples=n)[0]
+        model = _model(state, torch.device("cpu"))
+        evaluated = {}
+        for name in ("padded", "drop_last", "unpadded"):
+            if name == "unpadded":
+                eval_sampler = range(rank, n, world_size)  # every sample once, the shards one apart in size
+            else:
+                eval_sampler = DistributedSampler(TensorDataset(x, y), num_replicas=world_size, rank=rank,
+                                                  shuffle=False, drop_last=name == "drop_last")
+            loader = DataLoader(TensorDataset(x, y), batch_size=evaluation["batch_size"], sampler=eval_sampler)
+            sums = torch.zeros(2, dtype=torch.float64)
+            with torch.no_grad():
+                for bx, by in loader:
+                    sums[0] += F.mse_loss(model(bx), by, reduction="sum").double()
+                    sums[1] += len(bx)
+            dist.all_reduce(sums, op=dist.ReduceOp.SUM)
+            evaluated[name] = {"sum": sums[0].item(), "count": int(sums[1].item())}
+
+        # Gradient accumulation under DistributedDataParallel: count its gradient all-reduces per optimizer step.
+        k = accumulation["accumulation_steps"]
+        sampler = DistributedSampler(TensorDataset(x, y), num_replicas=world_size, rank=rank, shuffle=False)
+        micro = list(DataLoader(TensorDataset(x, y), batch_size=accumulation["micro_batch"], sampler=sampler))[:k]
+        accumulated = {}
+        for variant in ("all_reduce_each", "no_sync"):
+            calls: list[int] = []
+
+            def counting_hook(group, bucket, calls=calls):
+                calls.append(bucket.buffer().numel())
+                return allreduce_hook(group, bucket)
+
+            ddp = DistributedDataParallel(_model(state, torch.device("cpu")))
+            ddp.register_comm_hook(dist.group.WORLD, counting_hook)
+            for i, (bx, by) in enumerate(micro):
+                if variant == "no_sync" and i < len(micro) - 1:
+                    with ddp.no_sync():  # the forward pass too must run inside no_sync
+                        (F.mse_loss(ddp(bx), by) / k).backward()
+                else:
+                    (F.mse_loss(ddp(bx), by) / k).backward()
+            accumulated[variant] = {"all_reduces": len(calls), "elements": sum(calls),
+                                    "grad": torch.cat([p.grad.reshape(-1) for p in ddp.parameters()])}
+        grads = [accumulated[v].pop("grad") for v in ("all_reduce_each", "no_sync")]
+        accumulated["max_grad_difference"] = (grads[0] - grads[1]).abs().max().item()
+        accumulated["max_grad"] = grads[0].abs().max().item()
+        accumulated["micro_batches"] = len(micro)
+        Path(out_dir, f"rank{rank}.json").write_text(json.dumps(
+            {"configs": results, "orders": orders, "evaluation": evaluated, "accumulation": accumulated}))
     finally:
         dist.destroy_process_group()
 
 
+def _padded(order: list[int], world_size: int, drop_last: bool) -> list[int]:
+    """The index list that ``DistributedSampler`` deals out, by its documented rule: trimmed to a multiple of
+    ``world_size``, or padded to one with indices from its own start."""
+    if drop_last:
+        return order[:len(order) // world_size * world_size]
+    return order + order[:-len(order) % world_size]
+
+
+def _layout(per_rank: list[list[int]], order: list[int], drop_last: bool) -> dict:
+    """Where the indices of one epoch went: strided from ``order``? Which were repeated, and on which ranks?"""
+    world = len(per_rank)
+    dealt = _padded(order, world, drop_last)
+    seen: dict[int, int] = {}
+    for indices in per_rank:
+        for index in indices:
+            seen[index] = seen.get(index, 0) + 1
+    repeated = sorted(i for i, c in seen.items() if c > 1)
+    return {"strided": all(indices == dealt[r::world] for r, indices in enumerate(per_rank)),
+            "per_rank_head": [indices[:3] for indices in per_rank],
+            "repeated": repeated, "dropped": sorted(set(order) - set(seen)),
+            "order_head": order[:world],
+            "ranks_ending_in_a_repeat": [r for r, indices in enumerate(per_rank) if indices and indices[-1] in repeated]}
+
+
 @experiment()
-def distributed_sampler(world_size: int = 2, n_values: tuple[int, ...] = (10_000, 10_001), batch_size: int = 512,
-                        timeout_s: float = 180.0) -> dict:
-    """Per-rank samples and steps under ``DistributedSampler``, from a real ``world_size``-process gloo group."""
+def distributed_sampler(world_size: int = 4, n_values: tuple[int, ...] = (10_000, 10_001), batch_size: int = 512,
+                        epochs: int = 3, sampler_seed: int = 0, accumulation_steps: int = 4, micro_batch: int = 128,
+                        seed: int = SEED, timeout_s: float = 180.0) -> dict:
+    """``DistributedSampler`` in a real ``world_size``-process gloo group: per-rank samples and steps, which index
+    goes to which rank, the orders of ``epochs`` shuffled epochs without and with ``set_epoch``, an evaluation
+    summed over padded, trimmed and unpadded shards, and the gradient all-reduces of an accumulation step under
+    ``DistributedDataParallel`` with and without ``no_sync``."""
     import torch.multiprocessing as mp
 
     configs = [{"n_samples": n, "batch_size": batch_size, "sampler_drop_last": sdl, "drop_last": False}
                for n in n_values for sdl in (False, True)]
+    n_odd = next((n for n in n_values if n % world_size), n_values[-1])
+    shuffled = {"n_samples": n_odd, "batch_size": batch_size, "epochs": epochs, "seed": sampler_seed}
+    evaluation = {"n_samples": n_odd, "batch_size": batch_size, "seed": seed}
+    accumulation = {"accumulation_steps": accumulation_steps, "micro_batch": micro_batch}
     with tempfile.TemporaryDirectory(prefix="pitfalls-dist-") as tmp:
-        context = mp.start_processes(_distributed_worker, args=(world_size, os.path.join(tmp, "init"), tmp, configs),
+        context = mp.start_processes(_distributed_worker,
+                                     args=(world_size, os.path.join(tmp, "init"), tmp, configs, shuffled, evaluation,
+                                           accumulation),
                                      nprocs=world_size, join=False, start_method="spawn")
         deadline = time.monotonic() + timeout_s
         while not context.join(timeout=1.0):
@@ -599,12 +703,9 @@ def distributed_sampler(world_size: int = 2, n_values: tuple[int, ...] = (10_000
         per_rank = [json.loads(Path(tmp, f"rank{r}.json").read_text()) for r in range(world_size)]
     rows = []
     for i, config in enumerate(configs):
-        ranks = [per_rank[r][i] for r in range(world_size)]
-        seen: dict[int, int] = {}
-        for rank in ranks:
-            for index in rank["indices"]:
-                seen[index] = seen.get(index, 0) + 1
+        ranks = [per_rank[r]["configs"][i] for r in range(world_size)]
         n = config["n_samples"]
+        layout = _layout([r["indices"] for r in ranks], list(range(n)), config["sampler_drop_last"])
         rows.append({
             **config,
             "per_rank_samples": [len(r["indices"]) for r in ranks],
@@ -613,11 +714,34 @@ def distributed_sampler(world_size: int = 2, n_values: tuple[int, ...] = (10_000
             "per_rank_len_loader": [r["len_loader"] for r in ranks],
             "all_reduce_samples": ranks[0]["all_samples"],
             "all_reduce_max_steps": ranks[0]["max_steps"],
-            "repeated": sorted(i for i, c in seen.items() if c > 1),
-            "dropped": sorted(set(range(n)) - set(seen)),
+            **layout,
             "recipe_steps": steps_per_epoch(n, batch_size, world_size=world_size,
                                             sampler_drop_last=config["sampler_drop_last"]),
             "single_process_steps": steps_per_epoch(n, batch_size),
             "backend": ranks[0]["backend"], "world": ranks[0]["world"],
         })
-    return {"world_size": world_size, "batch_size": batch_size, "rows": rows}
+    # Each epoch's orders against the permutations the sampler's seed gives for epochs 0, 1, ...: which one was used?
+    permutations = [torch.randperm(n_odd, generator=torch.Generator().manual_seed(sampler_seed + e)).tolist()
+                    for e in range(epochs)]
+    epoch_runs = []
+    for variant in ("without", "with"):
+        first = [per_rank[r]["orders"][variant][0] for r in range(world_size)]
+        for e in range(epochs):
+            orders = [per_rank[r]["orders"][variant][e] for r in range(world_size)]
+            used = [p for p, perm in enumerate(permutations) if _layout(orders, perm, False)["strided"]]
+            layout = _layout(orders, permutations[used[0]] if used else list(range(n_odd)), False)
+            epoch_runs.append({"set_epoch": variant == "with", "epoch": e, "permutation_of_epoch": used,
+                               "same_as_first_epoch": [orders[r] == first[r] for r in range(world_size)],
+                               **layout})
+    # The exact evaluation, on one process over every sample once.
+    x, y = make_data(n_odd)
+    model = _model(initial_states(seed, n_samples=n_odd)[0], torch.device("cpu"))
+    with torch.no_grad():
+        exact = sum(F.mse_loss(model(x[s]), y[s], reduction="sum").double().item()
+                    for s in batch_indices(n_odd, batch_size, "sequential"))
+    evaluated = {"n_samples": n_odd, "exact": {"sum": exact, "count": n_odd},
+                 **per_rank[0]["evaluation"]}
+    accumulated = {"accumulation_steps": accumulation_steps, "micro_batch": micro_batch,
+                   "per_rank": [per_rank[r]["accumulation"] for r in range(world_size)]}
+    return {"world_size": world_size, "batch_size": batch_size, "rows": rows, "sampler_seed": sampler_seed,
+            "epochs": epochs, "shuffled": epoch_runs, "evaluation": evaluated, "accumulation": accumulated}
