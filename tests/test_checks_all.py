@@ -18,7 +18,9 @@ def test_every_check_has_a_contradicting_case():
             importlib.import_module(f"snippets.experiments.{page}.checks")
         except ModuleNotFoundError:
             pytest.fail(f"snippets/experiments/{page}/checks.py is missing")
-        listed |= set(importlib.import_module(f"test_checks_{page}").CONTRADICTING)
+        tests = importlib.import_module(f"test_checks_{page}")
+        # CONTRADICTING: checks of one result; WITH_CURVES (steps): checks that compare two results
+        listed |= set(tests.CONTRADICTING) | set(getattr(tests, "WITH_CURVES", {}))
     pages = {name for name in CHECKS if name.split(".")[0] in PAGES}  # not the checks tests define for themselves
     missing = sorted(pages - listed)
     assert not missing, f"checks without a contradicting test: {missing}"

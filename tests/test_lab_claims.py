@@ -20,6 +20,7 @@ def registry(monkeypatch):
 @pytest.fixture()
 def on_page(monkeypatch):
     monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
+    monkeypatch.setattr(claims, "_claims_on_page", {})
 
 
 def _ratio_check():
@@ -121,10 +122,27 @@ def test_measured_lists_the_values():
 
 def test_say_marks_the_sentence_with_condition_and_values(on_page):
     outcome = Check("loader.slower", 'ratio > 3 & "fast"', True, {"ratio": 7.7312, "runs": 2000})
+    tip = ("Checked when this page was built: ratio &gt; 3 &amp; &quot;fast&quot;. Measured: ratio = 7.731, "
+           "runs = 2,000.")
     assert say(outcome, "The DataLoader run takes {ratio:.1f}× as long ({runs:,} runs).") == (
-        '<span class="pitfalls-claim" tabindex="0" data-check="loader.slower" title="Checked when this page was '
-        'built: ratio &gt; 3 &amp; &quot;fast&quot;. Measured: ratio = 7.731, runs = 2,000.">The DataLoader run '
-        'takes 7.7× as long (2,000 runs).</span>')
+        '<span class="pitfalls-claim" tabindex="0" role="button" aria-expanded="false" '
+        f'aria-describedby="claim-tip-1" data-check="loader.slower" title="{tip}">The DataLoader run '
+        'takes 7.7× as long (2,000 runs).</span>'
+        f'<span class="pitfalls-claim__tip" id="claim-tip-1" hidden>{tip}</span>')
+    assert 'id="claim-tip-2"' in say(outcome, "again"), "each claim of a page has its own tip"
+
+
+def test_a_claims_tip_names_the_experiment_and_the_machine_never_a_repr(on_page):
+    from snippets.lab.cache import Result
+
+    result = Result({"ratio": 7.7}, "loader.question_timing", {}, {"torch": "2.13.0", "device": "cpu",
+                    "device_name": "CPU (demo)", "cpu": "demo", "threads": 2}, "2026-11-30T10:00:00+00:00", 1.0, True)
+    outcome = Check("loader.slower", "ratio > 3", True, {"ratio": 7.7}, args=((result,), {}))
+    text = say(outcome, "{ratio}×")
+    tip = text.split('title="')[1].split('"')[0]
+    assert tip == ("Checked when this page was built: ratio &gt; 3. Measured: ratio = 7.7. From "
+                   "loader.question_timing, measured with torch 2.13.0 · CPU (demo) · 2 threads · 2026-11-30.")
+    assert "Result(" not in text and "{" not in tip
 
 
 def test_say_escapes_the_check_name():
@@ -180,17 +198,20 @@ def test_say_takes_a_check_outcome_only(on_page):
 
 def test_an_undecided_claim_shows_its_interval():
     outcome = Check("p.c", 'ratio > 3 "x"', None, {"ratio": 2.5, "low": 1.5, "high": 3.5})
-    assert say(outcome, "It is {ratio}") == (
-        '<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" data-check="p.c" title="Undecided on '
-        "this machine: whether ratio &gt; 3 &quot;x&quot; cannot be told apart from noise. Measured: ratio = 2.5, "
-        'low = 1.5, high = 3.5. Re-measure on a quiet machine: REFRESH=timing make build.">It is 2.5 <em>— undecided on '
-        "this machine (95 % interval 1.5 to 3.5)</em></span>")
+    text = say(outcome, "It is {ratio}")
+    tip = ("Undecided on this machine: whether ratio &gt; 3 &quot;x&quot; cannot be told apart from noise. Measured: "
+           "ratio = 2.5, low = 1.5, high = 3.5. Re-measure on a quiet machine: REFRESH=timing make build.")
+    assert text.startswith('<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" role="button" '
+                           'aria-expanded="false" aria-describedby="claim-tip-')
+    assert f'data-check="p.c" title="{tip}">It is 2.5 <em>— undecided on this machine (95 % interval 1.5 to 3.5)' \
+           f'</em></span><span class="pitfalls-claim__tip" id="claim-tip-' in text
+    assert text.endswith(f'hidden>{tip}</span>')
 
 
 @pytest.mark.parametrize("low, high", [(None, 3.5), (1.5, None), (None, None)])
 def test_an_undecided_claim_without_an_interval_says_why(low, high):
     text = say(Check("p.c", "ratio > 3", None, {"ratio": 2.5, "low": low, "high": high}), "It is {ratio}")
-    assert text.endswith("It is 2.5 <em>— undecided on this machine (too few repeats for an interval)</em></span>")
+    assert "It is 2.5 <em>— undecided on this machine (too few repeats for an interval)</em></span>" in text
 
 
 def test_timing_checks_say_so_and_may_be_undecided(registry):

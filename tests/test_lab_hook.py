@@ -458,3 +458,15 @@ def test_each_build_writes_only_its_own_panels(fresh_hook, tmp_path, monkeypatch
     assert len(hook._code) == 1
     fresh_hook.on_config(_config(tmp_path))
     assert hook._code == {}, "a rebuild starts with no panels"
+
+
+def test_a_page_with_claims_explains_the_marks_once_after_its_title(fresh_hook, monkeypatch):
+    monkeypatch.setattr(cache, "ran_on_page", {})
+    page = '<h1 id="t">Title</h1><p>Intro <span class="pitfalls-claim" tabindex="0">x</span> and ' \
+           '<span class="pitfalls-claim pitfalls-claim--undecided">y</span></p>'
+    shown = fresh_hook.on_page_content(page, _page("loader-overhead.md"))
+    assert shown.startswith('<h1 id="t">Title</h1>\n<p class="pitfalls-legend">A sentence marked ✓ was checked')
+    assert shown.count("pitfalls-legend") == 1 and "? marks one that noise left undecided" in shown
+    assert fresh_hook.on_page_content("<h1>T</h1><p>none</p>", _page("index.md")) == "<h1>T</h1><p>none</p>"
+    assert fresh_hook._with_legend('<p><span class="pitfalls-claim">x</span></p>').startswith(
+        '\n<p class="pitfalls-legend">'), "no title: the legend comes first"

@@ -120,21 +120,47 @@ def say(outcome: Check, sentence: str) -> str:
         raise ClaimError(f"Claim{_where()} cannot be written: the sentence {sentence!r} uses {error} but check "
                          f"{outcome.name} measured only: {', '.join(outcome.values) or 'nothing'}") from None
     machines = _on_other_machines(outcome)
+    source = _provenance(outcome)
     if outcome.holds is None:
         low, high = outcome.values.get("low"), outcome.values.get("high")
         interval = (f" (95 % interval {show_value(low)} to {show_value(high)})" if low is not None and high is not None
                     else " (too few repeats for an interval)")
         tip = (f"Undecided on this machine: whether {outcome.condition} cannot be told apart from noise. Measured: "
-               f"{outcome.measured()}. Re-measure on a quiet machine: REFRESH=timing make build.")
-        return (f'<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" '
-                f'data-check="{html.escape(outcome.name)}" title="{html.escape(tip, quote=True)}">{text} '
-                f"<em>— undecided on this machine{interval}</em></span>{machines}")
+               f"{outcome.measured()}.{source} Re-measure on a quiet machine: REFRESH=timing make build.")
+        return _marked(outcome, f"{text} <em>— undecided on this machine{interval}</em>", tip,
+                       "pitfalls-claim pitfalls-claim--undecided") + machines
     if not outcome.holds:
         raise ClaimError(f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
                          f"measured: {outcome.measured()} — sentence: {text!r}")
-    tip = f"Checked when this page was built: {outcome.condition}. Measured: {outcome.measured()}."
-    return (f'<span class="pitfalls-claim" tabindex="0" data-check="{html.escape(outcome.name)}" '
-            f'title="{html.escape(tip, quote=True)}">{text}</span>{machines}')
+    tip = f"Checked when this page was built: {outcome.condition}. Measured: {outcome.measured()}.{source}"
+    return _marked(outcome, text, tip, "pitfalls-claim") + machines
+
+
+# Claims written on each page in this build, numbering their tips ({page: count}).
+_claims_on_page: dict[str | None, int] = {}
+
+
+def _marked(outcome: Check, text: str, tip: str, classes: str) -> str:
+    """The sentence, focusable, and its tip: shown on hover (title), and on a tap, click, Enter or Space
+    (``assets/claims.js`` toggles the tip that follows, which screen readers also read as its description)."""
+    number = _claims_on_page[cache.current_page] = _claims_on_page.get(cache.current_page, 0) + 1
+    tip_id = f"claim-tip-{number}"
+    escaped = html.escape(tip, quote=True)
+    return (f'<span class="{classes}" tabindex="0" role="button" aria-expanded="false" aria-describedby="{tip_id}" '
+            f'data-check="{html.escape(outcome.name)}" title="{escaped}">{text}</span>'
+            f'<span class="pitfalls-claim__tip" id="{tip_id}" hidden>{escaped}</span>')
+
+
+def _provenance(outcome: Check) -> str:
+    """Where the measured values come from: the experiments behind the check and the machine that ran them."""
+    from .cache import Result
+
+    args, kwargs = outcome.args
+    results = [a for a in [*args, *kwargs.values()] if isinstance(a, Result)]
+    if not results:
+        return ""
+    names = ", ".join(dict.fromkeys(r.experiment for r in results))
+    return f" From {names}, measured with {results[0].stamp}."
 
 
 def _on_other_machines(outcome: Check) -> str:

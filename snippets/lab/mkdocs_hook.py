@@ -193,12 +193,27 @@ def on_page_content(html, page, **kwargs):
         logging.getLogger("mkdocs.plugins.pitfalls").warning(
             "[page docs/%s] runs experiment %s but never shows its code: print present(result, renderer) "
             "or code_panel(result) from snippets.lab beside what it produced", page.file.src_path, name)
+    html = _with_legend(html)
     # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
     from mkdocs.utils import get_relative_url
 
     html, bodies = _lab("provenance").defer(html, get_relative_url(f"{CODE_FOLDER}/", page.url))
     _code.update(bodies)
     return html
+
+
+LEGEND = ('<p class="pitfalls-legend">A sentence marked ✓ was checked against this build\'s measurements, and '
+          "the build fails if they contradict it; ? marks one that noise left undecided on this machine. Tap, click "
+          "or focus one to see what was checked and measured.</p>")
+
+
+def _with_legend(html: str) -> str:
+    """What ✓ and ? mean, once, after the title of every page that has checked claims."""
+    if 'class="pitfalls-claim' not in html:
+        return html
+    heading = html.find("</h1>")
+    at = heading + len("</h1>") if heading >= 0 else 0
+    return f"{html[:at]}\n{LEGEND}\n{html[at:]}"
 
 
 def on_post_build(config):
