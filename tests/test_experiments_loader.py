@@ -124,7 +124,8 @@ def test_renderers_produce_tables_and_figures(results):
     assert "| Model |" in figures.step_share(r["step_share"])
     assert "num_workers=2" in figures.workers(r["workers"])
     assert [b["n"] for b in figures.fastest_workers(r["workers"])] == [500, 1000]
-    assert "largest N run" in figures.size_costs(r["size_scaling"])
+    costs = figures.size_costs(r["size_scaling"])
+    assert "× TensorLoader at the same N" in costs and costs.count("| 10,000 |") == 10, "5 loaders, 2 orders, one N"
     assert "def fetch" in figures.fetcher_source()
     assert "GB/s" in figures.bandwidth(r["bandwidth"])
     assert [s["row_bytes"] for s in figures.tensorloader_of_clone(r["bandwidth"])] == [64, 1024, 16384]
@@ -290,3 +291,13 @@ def test_worker_rng_table_shows_each_setting_epoch_by_epoch(results):
     text = figures.worker_rng(results["contract"])
     assert "| `num_workers=2, persistent_workers=True` | yes, no, no | yes |" in text
     assert "| TensorLoader | yes, yes, yes | no |" in text and "pitfalls-stamp" in text
+
+
+def test_size_comparison_is_at_the_largest_n_every_loader_ran():
+    value = test_checks_loader.size_times()
+    value["points"] = [p for p in value["points"] if not (p["label"] == "DataLoader" and p["n"] == 10_000)]
+    assert derive.common_n(value) == 1000
+    costs = derive.per_sample_costs(value, shuffle=True)
+    assert {c["n"] for c in costs.values()} == {1000}
+    assert costs["DataLoader"]["per_sample"] == pytest.approx(5e-6)
+    assert derive.equal_n_ratio(value, shuffle=True)["value"] == pytest.approx(5e-3 / (5e-6 + 1e-5))

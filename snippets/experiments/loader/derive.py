@@ -158,20 +158,26 @@ def batch_size_ratios(result: Value, numerator: str, denominator: str) -> dict[t
             for shuffle in (False, True) for size in result["batch_sizes"]}
 
 
-def per_sample_costs(result: Value) -> dict[str, dict]:
-    """Time per epoch divided by N, at the largest N each loader ran."""
-    out = {}
-    for name in LOADER_NAMES:
-        ns, times = series(result["points"], name, False, key="n")
-        out[name] = {"n": ns[-1], "per_sample": times[-1] / ns[-1], "epoch": times[-1]}
-    return out
+def common_n(result: Value) -> int:
+    """The largest N every loader ran (DataLoader stops at the experiment's ``per_sample_limit``)."""
+    return max(n for n in result["sizes"]
+               if all(any(p["n"] == n and p["label"] == name for p in result["points"]) for name in LOADER_NAMES))
 
 
-def per_sample_ratio(result: Value, numerator: str = "DataLoader", denominator: str = "TensorLoader") -> Interval:
-    """``numerator``'s time per sample against ``denominator``'s, each at the largest N it ran."""
-    costs = per_sample_costs(result)
-    top = {name: point(result["points"], name, False, n=costs[name]["n"]) for name in (numerator, denominator)}
-    return scaled(timing.ratio(top[numerator], top[denominator]), costs[denominator]["n"] / costs[numerator]["n"])
+def per_sample_costs(result: Value, shuffle: bool) -> dict[str, dict]:
+    """Each loader's time per epoch and per sample (epoch / N) at the largest N all of them ran, in one order."""
+    n = common_n(result)
+    return {name: {"n": n, "epoch": (epoch := point(result["points"], name, shuffle, n=n)["median"]),
+                   "per_sample": epoch / n} for name in LOADER_NAMES}
+
+
+def equal_n_ratio(result: Value, shuffle: bool, numerator: str = "DataLoader",
+                  denominator: str = "TensorLoader") -> Interval:
+    """``numerator``'s epoch against ``denominator``'s at the same N (the largest both ran) and the same order: the
+    ratio of their times per sample."""
+    n = common_n(result)
+    points = result["points"]
+    return timing.ratio(point(points, numerator, shuffle, n=n), point(points, denominator, shuffle, n=n))
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from snippets.lab.timing import ratio as timing_ratio
 
 from .derive import (RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES, TRAINING_TARGET, Interval,
                      batch_size_ratios, breakdown_shares, disagreements, loader_share, noisy, of_clone,
-                     per_sample_costs, per_sample_ratio, question_ratios, series, stage, step_layout_ratio,
+                     equal_n_ratio, per_sample_costs, question_ratios, series, stage, step_layout_ratio,
                      worker_ratios, worker_rows)
 from .measure import LOADER_NAMES
 
@@ -231,33 +231,39 @@ def speed_targets(result: Result) -> str:
 
 
 def size_scaling(result: Result) -> str:
-    """Time per full-batch epoch against dataset size, sequential, every loader (log-log)."""
-    fig, ax = new_figure("wide")
-    for color, marker, name in zip(COLORS, "osvD^", LOADER_NAMES):
-        ns, times = series(result["points"], name, False, key="n")
-        ax.plot(ns, times, marker=marker, markersize=4, color=color, label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("N (samples, all in one batch)")
-    ax.set_ylabel("time per epoch")
-    _seconds_axis(ax)
-    ax.legend(fontsize=8)
-    alt = ("Log-log plot of time per full-batch epoch against dataset size: DataLoader grows linearly with N "
-           "from far above the others; TensorLoader and the hand-written slices stay flat.")
+    """Time per full-batch epoch against dataset size, sequential and shuffled, every loader (log-log)."""
+    fig, axes = new_figure("pair", ncols=2, sharey=True)
+    for ax, shuffle in zip(axes, (False, True)):
+        for color, marker, name in zip(COLORS, "osvD^", LOADER_NAMES):
+            ns, times = series(result["points"], name, shuffle, key="n")
+            ax.plot(ns, times, marker=marker, markersize=4, color=color, label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("N (samples, all in one batch)")
+        ax.set_title("shuffle=True" if shuffle else "shuffle=False")
+        _seconds_axis(ax)
+    axes[0].set_ylabel("time per epoch")
+    axes[1].legend(fontsize=8)
+    alt = ("Log-log plots of time per full-batch epoch against dataset size, sequential and shuffled: DataLoader "
+           "grows linearly with N from far above the others; sequential TensorLoader and hand-written slices stay "
+           "flat, shuffled ones grow with N far below DataLoader.")
     return svg(fig, result, alt=alt) + stamp_line(result)
 
 
 def size_costs(result: Result) -> str:
-    """Each loader's time per sample at the largest N it ran, and as a multiple of TensorLoader's (with its 95 %
-    interval over the timed blocks)."""
+    """Each loader's epoch and time per sample at the largest N every loader ran, sequential and shuffled, and as a
+    multiple of TensorLoader's in the same order (with its 95 % interval over the timed blocks)."""
     rows, named = [], []
-    for name, c in per_sample_costs(result).items():
-        ratio = "1 (baseline)" if name == "TensorLoader" else cell(ratio_interval(per_sample_ratio(result, name)))
-        rows.append([name, f"{c['n']:,}", seconds(c["epoch"]), seconds(c["per_sample"]), ratio])
-        if name != "TensorLoader":
-            named.append((f"{name} ÷ TensorLoader, per sample", per_sample_ratio(result, name)))
-    return (table(["Loader", "largest N run", "epoch at that N", "time per sample (epoch / N)",
-                   "× TensorLoader per sample (95 % interval)"], rows)
+    for shuffle in (False, True):
+        order = "shuffled" if shuffle else "sequential"
+        for name, c in per_sample_costs(result, shuffle).items():
+            ratio = equal_n_ratio(result, shuffle, name) if name != "TensorLoader" else None
+            rows.append([order, name, f"{c['n']:,}", seconds(c["epoch"]), seconds(c["per_sample"]),
+                         "1 (baseline)" if ratio is None else cell(ratio_interval(ratio))])
+            if ratio is not None:
+                named.append((f"{name} ÷ TensorLoader, {order}, N = {c['n']:,}", ratio))
+    return (table(["order", "Loader", "N", "epoch", "time per sample (epoch / N)",
+                   "× TensorLoader at the same N (95 % interval)"], rows, align="llrrrr")
             + "\n" + stamp_line(result) + warning(named))
 
 

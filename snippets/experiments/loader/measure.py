@@ -391,7 +391,7 @@ def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 1
 @experiment(timing=True)
 def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000),
                  per_sample_limit: int = 100_000, repeats: int = 3, min_run_time: float = 0.05) -> dict:
-    """Time per epoch at full batch (one batch of all N samples), sequential, as N grows.
+    """Time per epoch at full batch (one batch of all N samples), sequential and shuffled, as N grows.
 
     DataLoader indexes every sample on its own; it runs up to ``per_sample_limit`` samples only. Every epoch
     is timed at least ``repeats`` times (three or more); epochs of 100,000 samples or more through a
@@ -399,14 +399,15 @@ def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000
     """
     device = pick_device()
     points = []
-    grid = [(n, name) for n in sizes for name in LOADER_NAMES if name != "DataLoader" or n <= per_sample_limit]
-    for n, name in progress(grid, "loader epochs by dataset size"):
+    grid = [(shuffle, n, name) for shuffle in (False, True) for n in sizes for name in LOADER_NAMES
+            if name != "DataLoader" or n <= per_sample_limit]
+    for shuffle, n, name in progress(grid, "loader epochs by dataset size"):
         x, y = question_data(n, device)
-        loader = make_loader(name, x, y, n, shuffle=False)
+        loader = make_loader(name, x, y, n, shuffle=shuffle)
         slow = name.startswith("DataLoader") and n >= 100_000
         timing = measure(lambda: consume(loader), repeats=3 if slow else max(3, repeats),
                          min_run_time=0.0 if slow else min_run_time, device=device)
-        points.append(_timing_row(name, timing, shuffle=False, n=n))
+        points.append(_timing_row(name, timing, shuffle=shuffle, n=n))
     return {"device": str(device), "sizes": list(sizes), "per_sample_limit": per_sample_limit, "points": points}
 
 
