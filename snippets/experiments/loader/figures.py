@@ -166,19 +166,25 @@ def _seconds_axis(ax) -> None:  # noqa: ANN001
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: seconds(v)))
 
 
-def batch_size_scaling(result: Result) -> str:
-    """Time per epoch against batch size, sequential and shuffled, every loader (log-log)."""
+def _order_panels(result: Result, key: str, xlabel: str, ylabel: str):  # noqa: ANN202 - matplotlib axes
+    """Two log-log panels, sequential and shuffled: every loader's time per epoch against ``key``."""
     fig, axes = new_figure("pair", ncols=2, sharey=True)
     for ax, shuffle in zip(axes, (False, True)):
         for color, marker, name in zip(COLORS, "osvD^", LOADER_NAMES):
-            sizes, times = series(result["points"], name, shuffle)
-            ax.plot(sizes, times, marker=marker, markersize=4, color=color, label=name)
+            xs, times = series(result["points"], name, shuffle, key=key)
+            ax.plot(xs, times, marker=marker, markersize=4, color=color, label=name)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("batch size")
+        ax.set_xlabel(xlabel)
         ax.set_title("shuffle=True" if shuffle else "shuffle=False")
         _seconds_axis(ax)
-    axes[0].set_ylabel(f"time per epoch (N = {result['n']:,})")
+    axes[0].set_ylabel(ylabel)
+    return fig, axes
+
+
+def batch_size_scaling(result: Result) -> str:
+    """Time per epoch against batch size, sequential and shuffled, every loader (log-log)."""
+    fig, axes = _order_panels(result, "batch_size", "batch size", f"time per epoch (N = {result['n']:,})")
     axes[1].legend(fontsize=8)
     alt = (f"Log-log plot of time per epoch against batch size for N = {result['n']} samples: DataLoader stays "
            "far above TensorLoader and the hand-written loop at every batch size.")
@@ -232,17 +238,7 @@ def speed_targets(result: Result) -> str:
 
 def size_scaling(result: Result) -> str:
     """Time per full-batch epoch against dataset size, sequential and shuffled, every loader (log-log)."""
-    fig, axes = new_figure("pair", ncols=2, sharey=True)
-    for ax, shuffle in zip(axes, (False, True)):
-        for color, marker, name in zip(COLORS, "osvD^", LOADER_NAMES):
-            ns, times = series(result["points"], name, shuffle, key="n")
-            ax.plot(ns, times, marker=marker, markersize=4, color=color, label=name)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("N (samples, all in one batch)")
-        ax.set_title("shuffle=True" if shuffle else "shuffle=False")
-        _seconds_axis(ax)
-    axes[0].set_ylabel("time per epoch")
+    fig, axes = _order_panels(result, "n", "N (samples, all in one batch)", "time per epoch")
     axes[1].legend(fontsize=8)
     alt = ("Log-log plots of time per full-batch epoch against dataset size, sequential and shuffled: DataLoader "
            "grows linearly with N from far above the others; sequential TensorLoader and hand-written slices stay "
