@@ -85,7 +85,9 @@ def question_times() -> dict:
 def breakdown_times() -> dict:
     stages = [("whole epoch", 1.0e-3), ("iter(loader): create the iterator", 1.0e-5),
               ("sampler: the list of indices", 2.0e-5), ("dataset[i] for each of the N samples", 6.0e-4),
-              ("default_collate: stack the N samples", 3.0e-4), ("the copy alone: clone() of the same bytes", 4.0e-6)]
+              ("default_collate: stack the N samples", 3.0e-4), ("the copy alone: clone() of the same bytes", 4.0e-6),
+              ("torch.stack of the N one-row tensors: the copy as default_collate makes it", 8.0e-5),
+              ("views instead of copies: a TensorLoader epoch (x[0:N], y[0:N])", 5.0e-6)]
     return {"n": 1000, "device": "cpu", "stages": [_timed(label, median, "rounds") for label, median in stages],
             "steps": [_timed("training step on x, y", 1.0e-4, "rounds"),
                       _timed("training step on DataLoader's batch", 1.0e-4, "rounds")]}
@@ -240,6 +242,7 @@ CONTRADICTING = {
     "loader.iterator_negligible": Contradiction(BREAKDOWN_TIMES, _stage("iter(", 1.0e-4)),
     "loader.copy_negligible": Contradiction(BREAKDOWN_TIMES, _stage("the copy", 8.0e-5)),
     "loader.per_sample_dominates": Contradiction(BREAKDOWN_TIMES, _stage("dataset[i]", 1.5e-4)),
+    "loader.stack_copy_costly": Contradiction(BREAKDOWN_TIMES, _stage("torch.stack", 1.6e-5)),  # 4x clone()
     "loader.dataloader_slower_at_every_batch_size": Contradiction(BATCH_SIZE_TIMES, _one_close_batch_size(1.5)),
     "loader.per_sample_cost_ratio": Contradiction(SIZE_TIMES, _tensorloader_per_sample(1 / 10)),
     "loader.small_model_dataloader_share": Contradiction(STEP_TIMES, _per_batch(0, "TensorLoader", 5.0e-5)),
@@ -281,6 +284,7 @@ STRADDLING = {
     "loader.iterator_negligible": (BREAKDOWN_TIMES, _stage("iter(", 5.0e-5, WIDE)),
     "loader.copy_negligible": (BREAKDOWN_TIMES, _stage("the copy", 5.0e-5, WIDE)),
     "loader.per_sample_dominates": (BREAKDOWN_TIMES, _stage("dataset[i]", 2.0e-4, WIDE)),
+    "loader.stack_copy_costly": (BREAKDOWN_TIMES, _stage("torch.stack", 2.0e-5, WIDE)),  # 5x clone()
     # every row must decide: one row at the threshold, the others far above it
     "loader.dataloader_slower_at_every_batch_size": (BATCH_SIZE_TIMES, _one_close_batch_size(2.0, WIDE)),
     "loader.fresh_workers_slower": (WORKER_TIMES, _worker("num_workers=2", 1000, 2.0e-3, WIDE)),

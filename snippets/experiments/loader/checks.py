@@ -12,8 +12,9 @@ from __future__ import annotations
 from snippets.lab import check
 from snippets.lab.timing import decide
 
-from .derive import (Value, bandwidth_rows, batch_size_ratios, bounds, breakdown_shares, decide_all, loader_share,
-                     equal_n_ratio, per_sample_costs, question_ratios, quotient, throughput_share, worker_ratios)
+from .derive import (Value, bandwidth_rows, batch_size_ratios, bounds, breakdown_shares, decide_all, equal_n_ratio,
+                     loader_share, per_sample_costs, question_ratios, quotient, stack_to_clone, throughput_share,
+                     worker_ratios)
 
 # ---------------------------------------------------------------------------------------------------------
 # The question's timing
@@ -90,6 +91,12 @@ def iterator_negligible(result: Value) -> tuple[bool | None, dict]:
 def copy_negligible(result: Value) -> tuple[bool | None, dict]:
     share = breakdown_shares(result)["copy"]
     return decide(share, "<", 0.05), _share(share)
+
+
+@check("torch.stack of the N one-row tensors takes more than 5× as long as clone() of the same bytes", timing=True)
+def stack_copy_costly(result: Value) -> tuple[bool | None, dict]:
+    ratio = stack_to_clone(result)
+    return decide(ratio, ">", 5), {**bounds(ratio), "n": result["n"]}
 
 
 @check("the dataset[i] calls and default_collate together take more than half of the epoch", timing=True)

@@ -111,7 +111,7 @@ def stage(result: Value, prefix: str) -> float:
 
 
 STAGE_PREFIXES = {"iterator": "iter(", "sampler": "sampler", "indexing": "dataset[i]", "collate": "default_collate",
-                  "copy": "the copy"}
+                  "copy": "the copy", "stack": "torch.stack", "views": "views instead"}
 
 
 STAGE_GROUPS = {"per_sample": ("indexing", "collate"), "parts": ("iterator", "sampler", "indexing", "collate")}
@@ -127,6 +127,11 @@ def breakdown_shares(result: Value, together: dict[str, tuple[str, ...]] | None 
     for name, keys in {**STAGE_GROUPS, **(together or {})}.items():
         shares[name] = timing.ratio(combined([rows[key] for key in keys]), epoch)
     return shares
+
+
+def stack_to_clone(result: Value) -> Interval:
+    """DataLoader's copy (``torch.stack`` of N one-row tensors) against a copy of the same bytes (``clone()``)."""
+    return timing.ratio(stage_row(result, STAGE_PREFIXES["stack"]), stage_row(result, STAGE_PREFIXES["copy"]))
 
 
 def step_layout_ratio(result: Value) -> Interval:

@@ -20,8 +20,8 @@ from snippets.lab.timing import decide
 from snippets.lab.timing import ratio as timing_ratio
 
 from .derive import (RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES, TRAINING_TARGET, Interval,
-                     batch_size_ratios, breakdown_shares, disagreements, loader_share, noisy, of_clone,
-                     equal_n_ratio, per_sample_costs, question_ratios, series, stage, step_layout_ratio,
+                     batch_size_ratios, breakdown_shares, disagreements, equal_n_ratio, loader_share, noisy, of_clone,
+                     per_sample_costs, question_ratios, series, stack_to_clone, stage, step_layout_ratio,
                      worker_ratios, worker_rows)
 from .measure import LOADER_NAMES
 
@@ -139,9 +139,11 @@ def verdict_numbers(result: Result) -> dict:
     steps (with the interval of one against the other)."""
     steps = {row["label"]: row["median"] for row in result["steps"]}
     return {
-        **{f"{key}_time": stage(result, STAGE_PREFIXES[key]) for key in ("iterator", "copy", "indexing", "collate")},
+        **{f"{key}_time": stage(result, STAGE_PREFIXES[key])
+           for key in ("iterator", "copy", "indexing", "collate", "stack", "views")},
+        "stack_to_clone": stack_to_clone(result),
         **{f"{key}_share": share for key, share in breakdown_shares(result).items()},
-        "bytes": result["layout"]["bytes"],
+        "bytes": result["layout"]["bytes"], "n": result["n"],
         "step_on_x": steps["training step on x, y"],
         "step_on_batch": steps["training step on DataLoader's batch"],
         "step_ratio": step_layout_ratio(result),

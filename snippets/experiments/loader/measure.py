@@ -276,6 +276,8 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, budget_
     # Each stage on its own.
     indices = list(range(n))
     samples = [dataset[i] for i in indices]
+    x_rows, y_rows = [sample[0] for sample in samples], [sample[1] for sample in samples]
+    views = TensorLoader(x, y, batch_size=n)
 
     # Timed in alternation, so that the shares compare measurements made under the same conditions.
     stages = {
@@ -285,6 +287,9 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, budget_
         "dataset[i] for each of the N samples": lambda: [dataset[i] for i in indices],
         "default_collate: stack the N samples": lambda: default_collate(samples),
         "the copy alone: clone() of the same bytes": lambda: (x.clone(), y.clone()),
+        "torch.stack of the N one-row tensors: the copy as default_collate makes it":
+            lambda: (torch.stack(x_rows), torch.stack(y_rows)),
+        "views instead of copies: a TensorLoader epoch (x[0:N], y[0:N])": lambda: consume(views),
     }
     timings = interleaved(stages, rounds=rounds, min_run_time=min_run_time, device=device,
                           baseline="whole epoch", budget_s=budget_s / 2)
