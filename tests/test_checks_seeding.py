@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks_support import Contradiction, Measured, assert_check_can_fail
+from checks_support import Contradiction, Measured, Synthetic, assert_check_can_fail
 from snippets.experiments.seeding import checks, measure  # noqa: F401  (registers the checks)
 
 
@@ -24,7 +24,7 @@ BETWEEN = Measured(measure.loader_between_models)
 GENERATOR = Measured(measure.generator_isolation, (("n_samples", 30), ("batch_size", 5)))
 WORKERS = Measured(measure.worker_seeds)
 THREADS = Measured(measure.thread_count_effect, (("n_values", 100_003), ("size", 32), ("epochs", 3)))
-DETERMINISTIC = Measured(measure.deterministic_mode, (("epochs", 5),))
+DETERMINISTIC = Measured(measure.deterministic_mode, (("epochs", 5), ("n_indices", 100_000), ("runs", 3)))
 
 
 def _unshuffled_draws_twice(result: dict) -> None:
@@ -76,9 +76,37 @@ CONTRADICTING = {
     "seeding.threads_repeatable": Contradiction(THREADS, lambda r: r["rows"][2].update(repeatable=False)),
     "seeding.threads_change_results": Contradiction(THREADS, _thread_invariant),
     "seeding.deterministic_identical": Contradiction(DETERMINISTIC, _set(["identical"], False)),
+    "seeding.docstring_lists_cpu_operations": Contradiction(DETERMINISTIC, _set(["documented_cpu"], [])),
+    "seeding.deterministic_listed_repeat": Contradiction(
+        DETERMINISTIC, lambda r: r["rows"][0].update(distinct_on=2)),
+    "seeding.deterministic_warn_only": Contradiction(DETERMINISTIC, _set(["warn_only_warned"], False)),
+    "seeding.deterministic_fills_empty": Contradiction(DETERMINISTIC, _set(["empty_all_nan"], False)),
+    "seeding.cublas_config_as_documented": Contradiction(
+        Synthetic(lambda: {"torch": "2.13.0", "device": "cuda", "documented": False, "raises_without": False}),
+        _set(["raises_without"], True)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CONTRADICTING))
 def test_check_holds_on_the_measurement_and_fails_on_a_contradiction(name):
     assert_check_can_fail(name, CONTRADICTING[name])
+
+
+def test_cublas_check_cannot_hold_without_a_gpu_measurement():
+    """On a CPU-only machine the page prints no cuBLAS claim; the check itself must not hold there."""
+    from snippets.lab.claims import CHECKS
+
+    cpu = {"torch": "2.13.0", "device": "cpu", "documented": False, "raises_without": None}
+    assert not CHECKS["seeding.cublas_config_as_documented"](cpu).holds
+    old_torch_on_gpu = {"torch": "2.3.0", "device": "cuda", "documented": True, "raises_without": True}
+    assert CHECKS["seeding.cublas_config_as_documented"](old_torch_on_gpu).holds
+
+
+def test_docstring_check_fails_when_a_measured_operation_is_not_listed():
+    from snippets.lab.claims import CHECKS
+
+    result = {"documented_cpu": ["`torch.Tensor.index_put` with `accumulate=True` when called on a CPU tensor"],
+              "rows": [{"documented_as": "torch.Tensor.index_put"}, {"documented_as": "torch.Tensor.put_"}]}
+    assert not CHECKS["seeding.docstring_lists_cpu_operations"](result).holds
+    result["rows"].pop()
+    assert CHECKS["seeding.docstring_lists_cpu_operations"](result).holds

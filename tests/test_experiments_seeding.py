@@ -6,6 +6,7 @@ build, through its claims — instead of the site silently describing old behavi
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -166,13 +167,6 @@ def test_thread_count_effect_tells_a_repeat_from_a_thread_effect(monkeypatch):
     assert [row["repeatable"] for row in rows] == [True, True, True, False]
 
 
-def test_deterministic_mode_restores_flag():
-    before = torch.are_deterministic_algorithms_enabled()
-    result = seeding.deterministic_mode(epochs=5)
-    assert torch.are_deterministic_algorithms_enabled() == before
-    assert result["identical"]
-
-
 def test_renderers_produce_tables_and_svg(private_cache):
     from snippets.lab import run
 
@@ -181,3 +175,90 @@ def test_renderers_produce_tables_and_svg(private_cache):
     assert figures.loss_curves(eq).count("<svg") == 1
     assert figures.fits(eq).count("<svg") == 1
     assert "`iter(DataLoader(..., shuffle=False))` | **yes** | 1 |" in figures.rng_consumers(run(seeding.rng_consumers))
+    table = figures.deterministic_operations(run(seeding.deterministic_mode, epochs=2, runs=2))
+    assert "| `index_put_(..., accumulate=True)` |" in table and "distinct results in 2 runs, flag off" in table
+
+
+def test_deterministic_mode_runs_on_the_pages_device_and_restores_settings(monkeypatch):
+    monkeypatch.setenv("PITFALLS_DEVICE", "cpu")
+    threads = torch.get_num_threads()
+    flags = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    result = seeding.deterministic_mode(epochs=3, n_indices=100_000, runs=4)
+    assert torch.get_num_threads() == threads
+    assert (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) == flags
+    assert result["device"] == "cpu" and result["threads"] == max(2, threads)
+    assert result["identical"]
+    assert result["strict_raises"] and result["warn_only_runs"] and result["warn_only_warned"]
+    assert result["fill_uninitialized_memory"] and result["empty_all_nan"] and result["empty_int_all_max"]
+    rows = {row["operation"]: row for row in result["rows"]}
+    assert len(rows) == 3 and all(row["distinct_on"] == 1 and not row["raises_on"] for row in rows.values())
+    assert all(1 <= row["distinct_off"] <= 4 and 0 <= row["off_equal_to_on"] <= 4 for row in rows.values())
+    # the measured operations are the ones the installed docstring lists for the CPU
+    for row in rows.values():
+        assert any(f"`{row['documented_as']}`" in entry for entry in result["documented_cpu"]), row
+
+
+def test_documented_cpu_operations_parse_the_docstring(monkeypatch):
+    doc = """Sets whether...
+    The following normally-nondeterministic operations will act
+    deterministically when ``mode=True``:
+
+        * :class:`torch.nn.Conv1d` when called on CUDA tensor
+        * :func:`torch.Tensor.put_` with ``accumulate=True`` when called on a CPU
+          tensor
+
+    The following normally-nondeterministic operations will throw a
+    :class:`RuntimeError` when ``mode=True``:
+
+        * :class:`torch.nn.MaxUnpool1d` on a CPU tensor
+    """
+    monkeypatch.setattr(torch.use_deterministic_algorithms, "__doc__", doc)
+    assert seeding._documented_cpu_operations() == ["`torch.Tensor.put_` with `accumulate=True` when called on a "
+                                                    "CPU tensor"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; CPU twin: "
+                    "test_deterministic_mode_runs_on_the_pages_device_and_restores_settings")
+def test_deterministic_mode_on_cuda(monkeypatch):
+    monkeypatch.setenv("PITFALLS_DEVICE", "cuda")
+    result = seeding.deterministic_mode(epochs=3, n_indices=100_000, runs=3)
+    assert result["device"] == "cuda"
+    assert all(row["distinct_on"] == 1 or row["raises_on"] for row in result["rows"])
+
+
+def test_cublas_requirement_is_read_from_the_installed_docstring(monkeypatch):
+    monkeypatch.setenv("PITFALLS_DEVICE", "cpu")
+    doc = torch.use_deterministic_algorithms.__doc__ or ""
+    assert seeding.cublas_workspace_config()["documented"] == ("CUBLAS_WORKSPACE_CONFIG" in doc)
+    monkeypatch.setattr(torch.use_deterministic_algorithms, "__doc__", doc + "\n set CUBLAS_WORKSPACE_CONFIG=:4096:8")
+    assert seeding.cublas_workspace_config() == {"torch": torch.__version__, "device": "cpu", "documented": True,
+                                                 "raises_without": None}
+    monkeypatch.setattr(torch.use_deterministic_algorithms, "__doc__", "nothing about cuBLAS")
+    assert seeding.cublas_workspace_config()["documented"] is False
+
+
+def test_cublas_config_is_set_only_for_cuda_on_a_torch_that_asks(monkeypatch):
+    import os
+
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setattr(torch.use_deterministic_algorithms, "__doc__", "needs CUBLAS_WORKSPACE_CONFIG=:4096:8")
+    with seeding._cublas_config_if_required(torch.device("cuda")):
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    with seeding._cublas_config_if_required(torch.device("cpu")):
+        assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    with seeding._cublas_config_if_required(torch.device("cuda")):
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
+    monkeypatch.setattr(torch.use_deterministic_algorithms, "__doc__", "no such paragraph")
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+    with seeding._cublas_config_if_required(torch.device("cuda")):
+        assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; CPU twin: "
+                    "test_cublas_requirement_is_read_from_the_installed_docstring")
+def test_cublas_requirement_matches_behaviour_on_cuda(monkeypatch):
+    monkeypatch.setenv("PITFALLS_DEVICE", "cuda")
+    result = seeding.cublas_workspace_config()
+    assert result["raises_without"] == result["documented"]

@@ -167,7 +167,55 @@ def threads_change_results(result: Result) -> tuple[bool, dict]:
         {"changed": len(changed), "total": len(result["rows"]), "lo": lo, "hi": hi, "names": "; ".join(changed)}
 
 
-@check("the question's training gives bitwise-equal losses with and without use_deterministic_algorithms(True)")
+_DEVICE = {"cuda": "CUDA", "cpu": "the CPU"}
+
+
+def _device(result: Result) -> str:
+    return _DEVICE.get(result["device"], result["device"])
+
+
+@check("on the page's device, the question's training gives bitwise-equal losses with and without "
+       "use_deterministic_algorithms(True)")
 def deterministic_identical(result: Result) -> tuple[bool, dict]:
-    return bool(result["identical"]), {"device": "CUDA" if result["cuda"] else "this CPU-only machine",
-                                       "identical": result["identical"]}
+    return bool(result["identical"]), {"device": _device(result), "identical": result["identical"]}
+
+
+@check("the installed torch's docstring of use_deterministic_algorithms lists CPU operations the flag changes, "
+       "among them every operation measured here")
+def docstring_lists_cpu_operations(result: Result) -> tuple[bool, dict]:
+    listed = result["documented_cpu"]
+    covered = all(any(f"`{row['documented_as']}`" in entry for entry in listed) for row in result["rows"])
+    return len(listed) > 0 and covered, {"count": len(listed), "entries": "; ".join(listed)}
+
+
+@check("with the flag on, every measured listed operation gives the same bits in every run (or raises)")
+def deterministic_listed_repeat(result: Result) -> tuple[bool, dict]:
+    rows = result["rows"]
+    repeat = all(row["raises_on"] or row["distinct_on"] == 1 for row in rows)
+    return result["runs"] >= 2 and len(rows) > 0 and repeat, \
+        {"runs": result["runs"], "total": len(rows), "device": _device(result), "threads": result["threads"]}
+
+
+@check("an operation without a deterministic implementation raises under the flag, and with warn_only=True warns "
+       "and runs")
+def deterministic_warn_only(result: Result) -> tuple[bool, dict]:
+    holds = bool(result["strict_raises"] and result["warn_only_runs"] and result["warn_only_warned"])
+    return holds, {"strict_raises": result["strict_raises"], "warn_only_runs": result["warn_only_runs"],
+                   "warn_only_warned": result["warn_only_warned"]}
+
+
+@check("with the flag on and fill_uninitialized_memory at its default (True), torch.empty returns NaN "
+       "(floats) and the largest value (integers)")
+def deterministic_fills_empty(result: Result) -> tuple[bool, dict]:
+    holds = bool(result["fill_uninitialized_memory"] and result["empty_all_nan"] and result["empty_int_all_max"])
+    return holds, {"fill_uninitialized_memory": result["fill_uninitialized_memory"],
+                   "empty_all_nan": result["empty_all_nan"]}
+
+
+@check("on CUDA, deterministic mode raises for a cuBLAS product without CUBLAS_WORKSPACE_CONFIG exactly when the "
+       "installed torch's docstring says it needs the variable")
+def cublas_config_as_documented(result: Result) -> tuple[bool, dict]:
+    measured = result["raises_without"]
+    return result["device"] == "cuda" and measured is not None and bool(measured) == bool(result["documented"]), \
+        {"torch": result["torch"], "documented": result["documented"], "raises_without": measured,
+         "outcome": "raises a `RuntimeError`" if measured else "runs"}

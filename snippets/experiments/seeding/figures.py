@@ -60,3 +60,12 @@ def thread_count_effect(result: Result) -> str:
              f"{row['max_abs_diff']:.3g}"] for row in result["rows"]]
     return render.table(["computation", "repeats bitwise at each count", f"bitwise equal, {lo} vs {hi} threads",
                          "max |Δ|"], rows, align="lccr")
+
+
+def deterministic_operations(result: Result) -> str:
+    runs = result["runs"]
+    rows = [[f"`{row['operation']}`", str(row["distinct_off"]),
+             "raises" if row["raises_on"] else str(row["distinct_on"]),
+             "—" if row["raises_on"] else f"{row['off_equal_to_on']} of {runs}"] for row in result["rows"]]
+    return render.table(["operation (repeated indices)", f"distinct results in {runs} runs, flag off",
+                         "… flag on", "flag-off runs bitwise equal to flag on"], rows, align="lccc")

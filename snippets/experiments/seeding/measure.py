@@ -5,15 +5,19 @@ drawing is in ``figures``, the conditions behind the page's claims in ``checks``
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import os
 import random
-from typing import Callable
+import re
+import warnings
+from typing import Callable, Iterator
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from snippets.lab import experiment, progress
+from snippets.lab import experiment, pick_device, progress
 from snippets.seeding import same_parameters, seeded
 
 from ..question import SimpleLinearModel, full_batch_loader, make_data, train_direct, train_loader
@@ -321,19 +325,170 @@ def thread_count_effect(n_values: int = 3_000_017, size: int = 512, epochs: int 
     return {"thread_counts": counts, "rows": rows, "any_differs": not all(r["equal"] for r in rows)}
 
 
-@experiment()
-def deterministic_mode(epochs: int = 300) -> dict:
-    """What ``torch.use_deterministic_algorithms(True)`` changes for the question's training on this device."""
-    x, y = make_data()
-    previous = torch.are_deterministic_algorithms_enabled()
-    runs = {}
+def _outcome(operation: Callable[[], torch.Tensor]) -> torch.Tensor | str:
+    """The operation's result, or the message of the RuntimeError it raises."""
     try:
-        for flag in (False, True):
-            torch.use_deterministic_algorithms(flag)
-            with seeded(0):
-                model = SimpleLinearModel()
-            runs[flag] = train_direct(model, x, y, epochs)
+        return operation()
+    except RuntimeError as error:
+        return "raises: " + str(error)
+
+
+_CUBLAS_CONFIG = "CUBLAS_WORKSPACE_CONFIG"
+
+
+def _cublas_config_documented() -> bool:
+    """Whether the installed torch documents that deterministic mode needs CUBLAS_WORKSPACE_CONFIG on CUDA.
+
+    Releases that check the variable say so in the docstring of torch.use_deterministic_algorithms; the check
+    and its paragraph were removed together (pytorch/pytorch#161749).
+    """
+    return _CUBLAS_CONFIG in (torch.use_deterministic_algorithms.__doc__ or "")
+
+
+@contextlib.contextmanager
+def _environment_variable(name: str, value: str | None) -> Iterator[None]:
+    previous = os.environ.get(name)
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+    try:
+        yield
     finally:
-        torch.use_deterministic_algorithms(previous)
-    return {"identical": runs[False] == runs[True], "cudnn_deterministic": torch.backends.cudnn.deterministic,
-            "cudnn_benchmark": torch.backends.cudnn.benchmark, "cuda": torch.cuda.is_available()}
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
+
+
+@contextlib.contextmanager
+def _cublas_config_if_required(device: torch.device) -> Iterator[None]:
+    """On CUDA with a torch that checks it, set CUBLAS_WORKSPACE_CONFIG as that torch asks (torch reads it at
+    each cuBLAS call); elsewhere change nothing."""
+    if device.type == "cuda" and _cublas_config_documented() and os.environ.get(_CUBLAS_CONFIG) not in (
+            ":4096:8", ":16:8"):
+        with _environment_variable(_CUBLAS_CONFIG, ":4096:8"):
+            yield
+    else:
+        yield
+
+
+def _listed_operations(device: torch.device, n_indices: int) -> dict[str, Callable[[], torch.Tensor]]:
+    """Operations the docstring of torch.use_deterministic_algorithms lists as changed by the flag on the CPU,
+    each with many repeated indices, so that the order in which duplicates are applied matters. The keys start
+    with the name the docstring uses."""
+    generator = torch.Generator().manual_seed(0)
+    index = torch.randint(0, 10, (n_indices,), generator=generator).to(device)
+    values = torch.randn(n_indices, generator=generator).to(device)
+    return {
+        "index_put_(..., accumulate=True)":
+            lambda: torch.zeros(10, device=device).index_put_((index,), values, accumulate=True),
+        "put_(..., accumulate=True)": lambda: torch.zeros(10, device=device).put_(index, values, accumulate=True),
+        "index_copy_(0, index, values)": lambda: torch.zeros(10, device=device).index_copy_(0, index, values),
+    }
+
+
+def _documented_cpu_operations() -> list[str]:
+    """The entries of use_deterministic_algorithms' docstring that the flag makes deterministic on the CPU."""
+    doc = torch.use_deterministic_algorithms.__doc__ or ""
+    section = re.split(r"will\s+throw", re.split(r"act\s+deterministically", doc, maxsplit=1)[-1], maxsplit=1)[0]
+    entries = [" ".join(re.split(r"\n\s*\n", item)[0].split()) for item in re.split(r"\n\s*\* ", section)[1:]]
+    plain = [re.sub(r":(?:func|class|meth|attr):`~?([^`]+)`", r"`\1`", entry).replace("``", "`")
+             for entry in entries]
+    return [entry.rstrip(".") for entry in plain if "CPU" in entry]
+
+
+def _bits_key(outcome: torch.Tensor | str) -> bytes | str:
+    if isinstance(outcome, str):
+        return outcome
+    return bytes(outcome.detach().cpu().contiguous().view(torch.uint8).tolist())
+
+
+@contextlib.contextmanager
+def _deterministic(mode: bool, *, warn_only: bool = False) -> Iterator[None]:
+    previous = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(previous[0], warn_only=previous[1])
+
+
+@experiment()
+def deterministic_mode(epochs: int = 300, n_indices: int = 1_000_000, runs: int = 10) -> dict:
+    """What ``torch.use_deterministic_algorithms(True)`` changes on the page's device: the question's training,
+    operations its docstring lists for the CPU (each run ``runs`` times with the flag off and on), an operation
+    without a deterministic implementation (strict and ``warn_only=True``), and what ``torch.empty`` returns."""
+    if runs < 2:
+        raise ValueError(f"runs must be >= 2 to compare runs, got {runs}")
+    device = pick_device()
+    x, y = (t.to(device) for t in make_data())
+    operations = _listed_operations(device, n_indices)
+    # On the CPU the flag-off kernels of these operations split the work between threads; ask for at least
+    # two (a one-core machine splits the work too), as for the thread-count table.
+    threads, original_threads = max(2, torch.get_num_threads()), torch.get_num_threads()
+    losses, outputs = {}, {}
+    try:
+        torch.set_num_threads(threads)
+        with _cublas_config_if_required(device):
+            for flag in (False, True):
+                with _deterministic(flag):
+                    with seeded(0):
+                        model = SimpleLinearModel()
+                    losses[flag] = train_direct(model.to(device), x, y, epochs)
+                    outputs[flag] = {name: [_bits_key(_outcome(op)) for _ in range(runs)]
+                                     for name, op in operations.items()}
+    finally:
+        torch.set_num_threads(original_threads)
+    documented_as = {"index_put_": "torch.Tensor.index_put", "put_": "torch.Tensor.put_",
+                     "index_copy_": "torch.Tensor.index_copy"}
+    rows = [{"operation": name, "documented_as": documented_as[name.split("(")[0]],
+             "distinct_off": len(set(outputs[False][name])), "distinct_on": len(set(outputs[True][name])),
+             "raises_on": isinstance(outputs[True][name][0], str),
+             "off_equal_to_on": sum(key == outputs[True][name][0] for key in outputs[False][name])}
+            for name in operations]
+
+    def no_deterministic_kernel() -> torch.Tensor:  # listed: put_ with accumulate=False raises
+        return torch.zeros(4, device=device).put_(torch.tensor([1, 1], device=device),
+                                                  torch.tensor([1.0, 2.0], device=device))
+
+    with _deterministic(True):
+        strict = _outcome(no_deterministic_kernel)
+    with _deterministic(True, warn_only=True), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lenient = _outcome(no_deterministic_kernel)
+    with _deterministic(True):
+        filled = torch.empty(1000, device=device)
+        filled_int = torch.empty(1000, dtype=torch.int64, device=device)
+    return {
+        "device": device.type, "threads": threads, "n_indices": n_indices, "runs": runs,
+        "identical": losses[False] == losses[True], "rows": rows,
+        "documented_cpu": _documented_cpu_operations(),
+        "strict_raises": isinstance(strict, str),
+        "strict_message": strict.split(", but")[0] if isinstance(strict, str) else None,
+        "warn_only_runs": not isinstance(lenient, str),
+        "warn_only_warned": any("deterministic" in str(w.message) for w in caught),
+        "fill_uninitialized_memory": bool(torch.utils.deterministic.fill_uninitialized_memory),
+        "empty_all_nan": bool(filled.isnan().all()),
+        "empty_int_all_max": bool((filled_int == torch.iinfo(torch.int64).max).all()),
+        "cudnn_deterministic": torch.backends.cudnn.deterministic, "cudnn_benchmark": torch.backends.cudnn.benchmark,
+    }
+
+
+@experiment()
+def cublas_workspace_config() -> dict:
+    """Does deterministic mode still need ``CUBLAS_WORKSPACE_CONFIG`` with the installed torch?
+
+    Read from the installed torch's docstring everywhere; on CUDA also tried: a matrix product in deterministic
+    mode with the variable unset.
+    """
+    device = pick_device()
+    raises_without = None
+    if device.type == "cuda":
+        with _environment_variable(_CUBLAS_CONFIG, None), _deterministic(True):
+            matrix = torch.ones(64, 64, device=device)
+            outcome = _outcome(lambda: matrix @ matrix)
+            torch.cuda.synchronize(device)
+        raises_without = isinstance(outcome, str) and _CUBLAS_CONFIG in outcome
+    return {"torch": torch.__version__, "device": device.type, "documented": _cublas_config_documented(),
+            "raises_without": raises_without}
