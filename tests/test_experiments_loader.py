@@ -47,7 +47,8 @@ CHECKS = {
     "step_share": [(checks.small_model_dataloader_share, True), (checks.larger_model_smaller_share, True),
                    (checks.tensorloader_share_small, True)],
     "workers": [(checks.fresh_workers_slower, True), (checks.tensorloader_beats_workers, True)],
-    "bandwidth": [(checks.dataloader_narrow_rows_slow, True), (checks.dataloader_wide_rows_closer, True)],
+    "bandwidth": [(checks.dataloader_narrow_rows_slow, True), (checks.dataloader_wide_rows_closer, True),
+                  (checks.fresh_memory_slower, True)],
     "contract": [(checks.tensorloader_matches_dataloader, False), (checks.sequential_batch_is_view, False),
                  (checks.shuffled_batch_is_copy, False), (checks.batched_dataset_matches_dataloader, False),
                  (checks.persistent_workers_draw_once, False), (checks.workers_draw_sampler_seed_at_iter, False)],
@@ -128,7 +129,7 @@ def test_renderers_produce_tables_and_figures(results):
     costs = figures.size_costs(r["size_scaling"])
     assert "× TensorLoader at the same N" in costs and costs.count("| 10,000 |") == 10, "5 loaders, 2 orders, one N"
     assert "def fetch" in figures.fetcher_source()
-    assert "GB/s" in figures.bandwidth(r["bandwidth"])
+    assert "GB/s moved (read + write)" in figures.bandwidth(r["bandwidth"])
     assert [s["row_bytes"] for s in figures.tensorloader_of_clone(r["bandwidth"])] == [64, 1024, 16384]
     for text in (figures.question_timing(r["question_timing"]), figures.breakdown(r["breakdown"]),
                  figures.workers(r["workers"]), figures.bandwidth(r["bandwidth"])):

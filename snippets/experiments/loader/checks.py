@@ -13,8 +13,8 @@ from snippets.lab import check
 from snippets.lab.timing import decide
 
 from .derive import (Value, bandwidth_rows, batch_size_ratios, bounds, breakdown_shares, decide_all, equal_n_ratio,
-                     loader_share, per_sample_costs, question_ratios, quotient, stack_to_clone, throughput_share,
-                     worker_ratios)
+                     fresh_memory_ratios, loader_share, per_sample_costs, question_ratios, quotient, stack_to_clone,
+                     throughput_share, worker_ratios)
 
 # ---------------------------------------------------------------------------------------------------------
 # The question's timing
@@ -204,6 +204,14 @@ def dataloader_wide_rows_closer(result: Value) -> tuple[bool | None, dict]:
     between = quotient(share[wide], share[narrow])
     return decide(between, ">", 1), {"row_bytes": 4 * wide, "share": share[wide]["value"],
                                      "narrow_share": share[narrow]["value"], **bounds(between)}
+
+
+@check("clone() takes longer than copy_() of the same bytes into an existing tensor, at every row width (every "
+       "interval above 1×)", timing=True)
+def fresh_memory_slower(result: Value) -> tuple[bool | None, dict]:
+    ratios = fresh_memory_ratios(result)
+    holds, width = decide_all(ratios, ">", 1)
+    return holds, {**bounds(ratios[width]), "width": width, "device": result["device"]}
 
 
 # ---------------------------------------------------------------------------------------------------------

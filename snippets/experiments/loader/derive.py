@@ -228,6 +228,12 @@ def throughput_share(result: Value, width: int, prefix: str = "DataLoader, shuff
     return timing.ratio(bandwidth_rows(result, reference)[width], bandwidth_rows(result, prefix)[width])
 
 
+def fresh_memory_ratios(result: Value) -> dict[int, Interval]:
+    """``clone()`` (a copy into new memory) against ``copy_()`` (into memory that exists), by row width."""
+    clones, copies = bandwidth_rows(result, "clone"), bandwidth_rows(result, "copy_()")
+    return {width: timing.ratio(clones[width], copies[width]) for width in clones}
+
+
 SAME_OPERATIONS = {"clone()": "clone", "copy_()": "copy_()"}
 
 

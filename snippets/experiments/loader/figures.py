@@ -338,15 +338,17 @@ def bandwidth(result: Result) -> str:
         if r["median"] is None:
             per_sample = r["label"].startswith("DataLoader, shuffle")
             limit = result["per_sample_limit"] if per_sample else result["batch_sampler_limit"]
-            rows.append([shape, r["label"], "not run", f"more than {limit:,} rows", ""])
-        elif r["label"].startswith("clone"):
-            rows.append([shape, r["label"], seconds(r["median"]), f"{r['gbps']:.2f}", "100% (reference)"])
+            rows.append([shape, r["label"], "not run", f"more than {limit:,} rows", "", ""])
+            continue
+        speeds = [seconds(r["median"]), f"{r['gbps']:.2f}", f"{2 * r['gbps']:.2f}"]
+        if r["label"].startswith("clone"):
+            rows.append([shape, r["label"], *speeds, "100% (reference)"])
         else:
             share = of_clone(result, r)
-            rows.append([shape, r["label"], seconds(r["median"]), f"{r['gbps']:.2f}", cell(percent(share))])
+            rows.append([shape, r["label"], *speeds, cell(percent(share))])
             named.append((f"clone() ÷ {r['label'].split(':')[0]}, {shape}", share))
-    return (table([f"rows × floats ({result['megabytes']} MiB)", "what", "median", "GB/s",
-                   "of clone() (95 % interval)"], rows, align="llrrr")
+    return (table([f"rows × floats ({result['megabytes']} MiB)", "what", "median", "GB/s of batch",
+                   "GB/s moved (read + write)", "of clone() (95 % interval)"], rows, align="llrrrr")
             + "\n" + stamp_line(result) + warning(named) + agreement(result))
 
 
