@@ -37,9 +37,14 @@ def _persistent_epochs_all_draw(result: dict) -> None:
 
 
 def _workers_share_a_seed(result: dict) -> None:
-    result["distinct_torch_seeds"] = False
     for row in result["rows"]:
-        row[1] = 7
+        row["torch_seed"] = row["info_seed"] = 7
+
+
+def _numpy_seeded_as_the_recipe_does(result: dict) -> None:
+    # what a torch that seeded NumPy with base_seed + worker_id, as seed_worker does, would give
+    for row in result["rows"]:
+        row["numpy"] = row["numpy_seed_worker"]
 
 
 def _thread_invariant(result: dict) -> None:
@@ -71,8 +76,11 @@ CONTRADICTING = {
     "seeding.generator_order_repeats": Contradiction(GENERATOR, _set(["order_repeats"], False)),
     "seeding.global_order_shifted": Contradiction(GENERATOR, _set(["global_order_shifted"], False)),
     "seeding.workers_distinct_torch_seeds": Contradiction(WORKERS, _workers_share_a_seed),
-    "seeding.workers_distinct_numpy": Contradiction(WORKERS, _set(["distinct_numpy"], False)),
-    "seeding.workers_repeatable": Contradiction(WORKERS, _set(["with_init_repeatable"], False)),
+    "seeding.workers_random_seeded": Contradiction(WORKERS, lambda r: r["rows"][1].update(random=0.5)),
+    "seeding.workers_numpy_not_seed_worker": Contradiction(WORKERS, _numpy_seeded_as_the_recipe_does),
+    "seeding.workers_own_generator_copied": Contradiction(
+        WORKERS, lambda r: r["rows"][1].update(own_generator=r["rows"][1]["own_generator"] / 2)),
+    "seeding.workers_init_fn_reseeds": Contradiction(WORKERS, _set(["fixed_repeatable"], False)),
     "seeding.threads_repeatable": Contradiction(THREADS, lambda r: r["rows"][2].update(repeatable=False)),
     "seeding.threads_change_results": Contradiction(THREADS, _thread_invariant),
     "seeding.deterministic_identical": Contradiction(DETERMINISTIC, _set(["identical"], False)),

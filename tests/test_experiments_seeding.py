@@ -124,9 +124,38 @@ def test_generator_isolation():
 
 def test_worker_seeds():
     result = seeding.worker_seeds(num_workers=2)
-    assert result["workers"] == 2
-    assert result["repeatable"] and result["with_init_repeatable"]
-    assert result["distinct_torch_seeds"] and result["distinct_numpy"]
+    rows = result["rows"]
+    assert result["workers"] == 2 and [row["worker"] for row in rows] == [0, 1]
+    assert result["repeatable"] and result["fixed_repeatable"]
+    # torch seeds itself and random with base_seed + worker_id, and reports it as get_worker_info().seed
+    assert rows[1]["torch_seed"] - rows[0]["torch_seed"] == 1
+    assert all(row["torch_seed"] == row["info_seed"] for row in rows)
+    assert all(row["random"] == row["random_from_info_seed"] for row in rows)
+    # NumPy: seeded per worker, not with base_seed + worker_id
+    assert rows[0]["numpy"] != rows[1]["numpy"]
+    assert all(row["numpy"] != row["numpy_seed_worker"] for row in rows)
+    # a generator the dataset owns: copied as it was into every worker, unless worker_init_fn re-seeds it
+    assert rows[0]["own_generator"] == rows[1]["own_generator"]
+    fixed = result["fixed_rows"]
+    assert fixed[0]["own_generator"] != fixed[1]["own_generator"]
+    assert [row["numpy"] for row in fixed] == [row["numpy"] for row in rows], "the init fn touches only its generator"
+
+
+def test_worker_numpy_seed_is_torchs_seed_sequence_hash():
+    """What the page says torch does, checked against torch's own function for it."""
+    import numpy
+    from torch.utils.data._utils.worker import _generate_state
+
+    rows = seeding.worker_seeds(num_workers=2)["rows"]
+    base = rows[0]["torch_seed"]
+    for row in rows:
+        expected = numpy.random.RandomState(_generate_state(base, row["worker"])).random_sample()
+        assert row["numpy"] == expected
+
+
+def test_worker_seeds_needs_two_workers():
+    with pytest.raises(ValueError, match="num_workers"):
+        seeding.worker_seeds(num_workers=1)
 
 
 def test_thread_count_effect_restores_threads_and_reports_what_it_measured():

@@ -131,22 +131,43 @@ def global_order_shifted(result: Result) -> tuple[bool, dict]:
     return bool(result["global_order_shifted"]), {"global_order_shifted": result["global_order_shifted"]}
 
 
-@check("every worker has a different torch seed")
+@check("worker k's torch seed is base seed + k, and get_worker_info().seed is that same number")
 def workers_distinct_torch_seeds(result: Result) -> tuple[bool, dict]:
-    seeds = sorted({row[1] for row in result["rows"]})
-    return bool(result["distinct_torch_seeds"]) and result["workers"] > 1, \
-        {"workers": result["workers"], "seeds": seeds}
+    rows = result["rows"]
+    bases = {row["torch_seed"] - row["worker"] for row in rows}
+    holds = (result["workers"] > 1 and len(bases) == 1 and all(row["torch_seed"] == row["info_seed"] for row in rows))
+    return holds, {"workers": result["workers"]}
 
 
-@check("NumPy's first draw differs between workers")
-def workers_distinct_numpy(result: Result) -> tuple[bool, dict]:
-    return bool(result["distinct_numpy"]), {"workers": result["workers"]}
+@check("in every worker, Python's random gives what random.Random(get_worker_info().seed) gives")
+def workers_random_seeded(result: Result) -> tuple[bool, dict]:
+    rows = result["rows"]
+    return all(row["random"] == row["random_from_info_seed"] for row in rows) and len(rows) > 1, \
+        {"workers": len(rows)}
 
 
-@check("a second run with the same seeded generator repeats every value, with and without seed_worker")
-def workers_repeatable(result: Result) -> tuple[bool, dict]:
-    return bool(result["repeatable"] and result["with_init_repeatable"]), \
-        {"repeatable": result["repeatable"], "with_seed_worker": result["with_init_repeatable"]}
+@check("NumPy's global draws differ between workers, and differ from what numpy.random.seed(torch.initial_seed() "
+       "% 2**32) gives")
+def workers_numpy_not_seed_worker(result: Result) -> tuple[bool, dict]:
+    rows = result["rows"]
+    distinct = len({row["numpy"] for row in rows}) == len(rows) > 1
+    not_recipe = all(row["numpy"] != row["numpy_seed_worker"] for row in rows)
+    return distinct and not_recipe, {"distinct": distinct, "not_recipe": not_recipe}
+
+
+@check("a NumPy Generator created by the dataset in the main process gives every worker the same first draw")
+def workers_own_generator_copied(result: Result) -> tuple[bool, dict]:
+    rows = result["rows"]
+    return len(rows) > 1 and len({row["own_generator"] for row in rows}) == 1, {"workers": len(rows)}
+
+
+@check("re-seeded from get_worker_info().seed in worker_init_fn, the dataset's generator differs between workers "
+       "and repeats with the loader's seeded generator")
+def workers_init_fn_reseeds(result: Result) -> tuple[bool, dict]:
+    rows = result["fixed_rows"]
+    distinct = len({row["own_generator"] for row in rows}) == len(rows) > 1
+    return distinct and bool(result["fixed_repeatable"] and result["repeatable"]), \
+        {"distinct": distinct, "repeatable": result["fixed_repeatable"]}
 
 
 @check("at a fixed thread count, every computation of the thread table repeats bitwise")

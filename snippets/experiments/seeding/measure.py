@@ -237,52 +237,62 @@ def generator_isolation(n_samples: int = 100, batch_size: int = 10) -> dict:
 
 
 class _WorkerSeeds(torch.utils.data.Dataset):
-    """Reports, per item, the worker's torch seed and one draw from each library's global RNG."""
+    """Reports, per item, what a worker's random streams give.
+
+    ``generator`` is a NumPy ``Generator`` (NumPy's recommended API) that the dataset creates in the main
+    process: torch seeds no such object, so every worker starts with a copy of it in the same state.
+    """
+
+    def __init__(self) -> None:
+        import numpy
+
+        self.generator = numpy.random.default_rng(0)
 
     def __len__(self) -> int:
         return 4
 
-    def __getitem__(self, index: int):
+    def __getitem__(self, index: int) -> dict:
+        import numpy
+
         info = torch.utils.data.get_worker_info()
-        numpy_draw = -1.0
-        try:
-            import numpy
-            numpy_draw = float(numpy.random.random())
-        except ImportError:
-            pass
-        return torch.tensor([info.id if info else -1, torch.initial_seed() % 2**31, numpy_draw, random.random()],
-                            dtype=torch.float64)
+        return {"worker": info.id, "torch_seed": torch.initial_seed(), "info_seed": info.seed,
+                "random": random.random(), "random_from_info_seed": random.Random(info.seed).random(),
+                "numpy": float(numpy.random.random()),
+                # what numpy.random.seed(torch.initial_seed() % 2**32), the seed_worker recipe, would give
+                "numpy_seed_worker": float(numpy.random.RandomState(torch.initial_seed() % 2**32).random_sample()),
+                "own_generator": float(self.generator.random())}
 
 
-def seed_worker(worker_id: int) -> None:
-    """PyTorch's reproducibility notes: derive other libraries' seeds from the worker's torch seed."""
+def reseed_dataset_generator(worker_id: int) -> None:
+    """worker_init_fn: give the dataset's own generator a seed from the worker's (distinct per worker,
+    repeatable with a seeded DataLoader generator)."""
     import numpy
-    worker_seed = torch.initial_seed() % 2**32
-    numpy.random.seed(worker_seed)
-    random.seed(worker_seed)
+
+    info = torch.utils.data.get_worker_info()
+    info.dataset.generator = numpy.random.default_rng(info.seed)
 
 
 @experiment()
 def worker_seeds(num_workers: int = 2) -> dict:
-    """Per-worker seeds: distinct across workers, repeated across runs when the loader has a seeded generator."""
+    """What torch seeds in each worker, from what, and what it leaves alone; repeated with a seeded generator."""
+    if num_workers < 2:
+        raise ValueError(f"num_workers must be >= 2 to compare workers, got {num_workers}")
 
-    def collect(worker_init_fn) -> list[list[float]]:
-        loader = DataLoader(_WorkerSeeds(), batch_size=1, num_workers=num_workers,
+    def collect(worker_init_fn) -> list[dict]:
+        loader = DataLoader(_WorkerSeeds(), batch_size=None, num_workers=num_workers,
                             generator=torch.Generator().manual_seed(7), worker_init_fn=worker_init_fn)
-        return [batch[0].tolist() for batch in loader]
+        firsts: dict[int, dict] = {}
+        for item in loader:
+            firsts.setdefault(int(item["worker"]), {key: float(value) if key in ("random", "random_from_info_seed",
+                                                   "numpy", "numpy_seed_worker", "own_generator") else int(value)
+                                                   for key, value in item.items()})
+        return [firsts[worker] for worker in sorted(firsts)]
 
     with torch.random.fork_rng(devices=[]):
         first, second = collect(None), collect(None)
-        with_init = collect(seed_worker)
-    by_worker = {int(row[0]): row for row in first}
-    return {
-        "rows": first,
-        "repeatable": first == second,
-        "distinct_torch_seeds": len({row[1] for row in by_worker.values()}) == len(by_worker),
-        "distinct_numpy": len({row[2] for row in by_worker.values()}) == len(by_worker),
-        "with_init_repeatable": with_init == collect(seed_worker),
-        "workers": len(by_worker),
-    }
+        fixed, fixed_again = collect(reseed_dataset_generator), collect(reseed_dataset_generator)
+    return {"rows": first, "repeatable": first == second, "workers": len(first),
+            "fixed_rows": fixed, "fixed_repeatable": fixed == fixed_again}
 
 
 @experiment()
