@@ -165,7 +165,19 @@ def bandwidth_times() -> dict:
             "per_sample_limit": 65_536, "batch_sampler_limit": 131_072}
 
 
+def pin_times() -> dict:
+    """A CUDA result: copy and compute about equal, overlapped on a side stream from pinned memory."""
+    medians = {"copy alone (pinned, non_blocking=True)": 2.0e-2, "compute alone": 2.0e-2,
+               "pageable, .to(device), then compute": 5.0e-2,
+               "pinned, .to(device, non_blocking=True), then compute": 4.0e-2,
+               "pageable, next batch copied on a side stream": 4.5e-2,
+               "pinned, next batch copied on a side stream": 2.2e-2}
+    return {"device": "cuda:0", "accelerator": "cuda", "warnings": [], "batch_is_pinned": True, "megabytes": 64,
+            "matmul_size": 4096, "steps": 8, "rows": [_timed(label, median, "rounds") for label, median in medians.items()]}
+
+
 QUESTION_TIMES = Synthetic(question_times)
+PIN_TIMES = Synthetic(pin_times)
 BREAKDOWN_TIMES = Synthetic(breakdown_times)
 BATCH_SIZE_TIMES = Synthetic(batch_size_times)
 SIZE_TIMES = Synthetic(size_times)
@@ -255,6 +267,9 @@ CONTRADICTING = {
     "loader.dataloader_wide_rows_closer": Contradiction(BANDWIDTH_TIMES, _gbps("DataLoader, shuffle=True", 4096, 0.5)),
     # clone() faster than copy_() with the widest rows (as where freed memory is reused)
     "loader.fresh_memory_slower": Contradiction(BANDWIDTH_TIMES, _gbps("clone(): copy, no gather", 4096, 12)),
+    # no overlap: the side stream as slow as copying on the compute stream
+    "loader.pinned_copy_overlaps": Contradiction(PIN_TIMES, _question("pinned, next batch copied on a side stream",
+                                                                      4.2e-2)),
     "loader.tensorloader_matches_dataloader": Contradiction(
         CONTRACT, lambda r: r["failures"].append({"n": 7, "batch_size": 4, "shuffle": True, "drop_last": False,
                                                    "generator": True})),
@@ -301,6 +316,7 @@ STRADDLING = {
     # throughput shares: DataLoader at half of TensorLoader's GB/s; as close with wide rows as with narrow ones
     "loader.dataloader_narrow_rows_slow": (BANDWIDTH_TIMES, _gbps("DataLoader, shuffle=True", 256, 2.5, WIDE)),
     "loader.dataloader_wide_rows_closer": (BANDWIDTH_TIMES, _gbps("DataLoader, shuffle=True", 4096, 5.4 / 5, WIDE)),
+    "loader.pinned_copy_overlaps": (PIN_TIMES, _question("pinned, next batch copied on a side stream", 4.0e-2, WIDE)),
     "loader.fresh_memory_slower": (BANDWIDTH_TIMES, _gbps("clone(): copy, no gather", 256, 10, WIDE)),
 }
 TIMING_CHECKS = sorted(name for name, case in CONTRADICTING.items() if isinstance(case.source, Synthetic))

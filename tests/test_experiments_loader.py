@@ -28,7 +28,7 @@ SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machi
     "size_scaling": dict(sizes=(100, 1000, 10_000), per_sample_limit=10_000, repeats=3, min_run_time=0.0),
     "step_share": dict(batches=4, min_run_time=0.02, budget_s=0.0),
     "workers": dict(settings=((500, 500), (1000, 250)), repeats=3, min_run_time=0.0),
-    "pin_memory": dict(n=100, batch_size=10, min_run_time=0.01),
+    "pin_memory": dict(megabytes=4, matmul_size=256, steps=2, n=100, min_run_time=0.01),
     "bandwidth": dict(megabytes=16, per_sample_limit=16_384, batch_sampler_limit=65_536, repeats=3,
                       min_run_time=0.02),
     "contract": dict(sizes=(1, 7, 30), batch_sizes=(1, 4, 40), epochs=2),
@@ -53,6 +53,10 @@ CHECKS = {
                  (checks.shuffled_batch_is_copy, False), (checks.batched_dataset_matches_dataloader, False),
                  (checks.persistent_workers_draw_once, False), (checks.workers_draw_sampler_seed_at_iter, False)],
 }
+# Checks that read what only a CUDA build measures (tested on synthetic CUDA results in test_checks_loader).
+CUDA_CHECKS = {"pin_memory": [(checks.pinned_copy_overlaps, True)]}
+if torch.cuda.is_available():
+    CHECKS.update(CUDA_CHECKS)
 SYNTHETIC = {
     "question_timing": test_checks_loader.question_times, "breakdown": test_checks_loader.breakdown_times,
     "batch_size_scaling": test_checks_loader.batch_size_times, "size_scaling": test_checks_loader.size_times,
@@ -71,7 +75,7 @@ def results(tmp_path_factory):
 
 
 def test_every_loader_check_is_exercised_here():
-    listed = {check.check_name for pairs in CHECKS.values() for check, _ in pairs}
+    listed = {check.check_name for table in (CHECKS, CUDA_CHECKS) for pairs in table.values() for check, _ in pairs}
     assert listed == set(test_checks_loader.CONTRADICTING)
 
 
@@ -198,13 +202,33 @@ def test_breakdown_counts_calls_live(results):
 def test_pin_memory_times_nothing_without_an_accelerator(results):
     value = results["pin_memory"].value
     text = figures.pin_memory(results["pin_memory"])
-    if value["device"] != "cpu":
-        assert len(value["rows"]) == 4 and "pin_memory=True" in text
-    elif value["accelerator"] is None:
-        assert value["rows"] == [] and "pitfalls-stamp" in text and value["batch_is_pinned"] is False
-        assert value["warnings"] and "accelerator" in value["warnings"][0]
+    if value["device"].startswith("cuda"):
+        assert len(value["rows"]) == 6 and "side stream" in text
     else:
-        assert value["rows"] == [] and "pitfalls-stamp" in text
+        assert value["rows"] == [] and text == "", "no table where nothing was timed"
+        if value["accelerator"] is None:
+            assert value["batch_is_pinned"] is False
+            assert value["warnings"] and "accelerator" in value["warnings"][0]
+
+
+def test_pin_memory_table_compares_with_pageable_copies_on_the_compute_stream():
+    text = figures.pin_memory(_synthetic(test_checks_loader.pin_times(), "pin_memory"))
+    assert "| pageable, .to(device), then compute |" in text and "1 (baseline)" in text
+    assert "× pageable, .to(device), then compute (95 % interval)" in text and "0.44× (0.44–0.44)" in text
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; the CPU twin checks the CPU path")
+def test_prefetching_steps_bring_every_batch_and_overlap_on_cuda():
+    device = torch.device("cuda")
+    source = torch.arange(1 << 20, dtype=torch.float32).pin_memory()
+    weight = torch.eye(64, device=device)
+    measure.prefetching_steps(source, weight, 3)
+    measure.serial_steps(source, weight, 3, True)
+    torch.cuda.synchronize()
+    value = measure.pin_memory.func(megabytes=4, matmul_size=256, steps=2, n=100, min_run_time=0.01)
+    assert [row["label"] for row in value["rows"]][:2] == ["copy alone (pinned, non_blocking=True)", "compute alone"]
+    assert checks.pinned_copy_overlaps(value).values["device"].startswith("cuda")
 
 
 @pytest.mark.parametrize("shuffle", [False, True])

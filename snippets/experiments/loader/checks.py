@@ -13,8 +13,8 @@ from snippets.lab import check
 from snippets.lab.timing import decide
 
 from .derive import (Value, bandwidth_rows, batch_size_ratios, bounds, breakdown_shares, decide_all, equal_n_ratio,
-                     fresh_memory_ratios, loader_share, per_sample_costs, question_ratios, quotient, stack_to_clone,
-                     throughput_share, worker_ratios)
+                     fresh_memory_ratios, loader_share, per_sample_costs, pin_memory_ratio, question_ratios, quotient,
+                     stack_to_clone, throughput_share, worker_ratios)
 
 # ---------------------------------------------------------------------------------------------------------
 # The question's timing
@@ -177,6 +177,14 @@ def tensorloader_beats_workers(result: Value) -> tuple[bool | None, dict]:
     holds, key = decide_all(ratios, ">", 5)
     return holds, {"smallest_ratio": ratios[key]["value"], "low": ratios[key]["low"], "high": ratios[key]["high"],
                    "n": key[0], "configuration": key[1]}
+
+
+@check("copying the next batch from pinned memory on a side stream makes the steps faster than copying each batch "
+       "on the compute stream (the copy overlaps the compute)", timing=True)
+def pinned_copy_overlaps(result: Value) -> tuple[bool | None, dict]:
+    ratio = pin_memory_ratio(result, "pinned, next batch copied on a side stream",
+                             baseline="pinned, .to(device, non_blocking=True), then compute")
+    return decide(ratio, "<", 1), {**bounds(ratio), "device": result["device"]}
 
 
 # ---------------------------------------------------------------------------------------------------------

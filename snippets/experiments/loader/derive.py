@@ -208,6 +208,15 @@ def worker_ratios(result: Value, n: int, baseline: str) -> dict[str, Interval]:
     return {label: timing.ratio(row, rows[baseline]) for label, row in rows.items() if label != baseline}
 
 
+PIN_BASELINE = "pageable, .to(device), then compute"
+
+
+def pin_memory_ratio(result: Value, label: str, baseline: str = PIN_BASELINE) -> Interval | None:
+    """A pin_memory row's time against ``baseline``'s (timed in alternation); None for the baseline itself."""
+    rows = {row["label"]: row for row in result["rows"]}
+    return None if label == baseline else timing.ratio(rows[label], rows[baseline])
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The limit: memory bandwidth
 

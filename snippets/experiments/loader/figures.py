@@ -19,10 +19,10 @@ from snippets.lab.render import COLORS, new_figure, noise_warning, ratio_interva
 from snippets.lab.timing import decide
 from snippets.lab.timing import ratio as timing_ratio
 
-from .derive import (RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES, TRAINING_TARGET, Interval,
-                     batch_size_ratios, breakdown_shares, disagreements, equal_n_ratio, loader_share, noisy, of_clone,
-                     per_sample_costs, question_ratios, series, stack_to_clone, stage, step_layout_ratio,
-                     worker_ratios, worker_rows)
+from .derive import (PIN_BASELINE, RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES, TRAINING_TARGET,
+                     Interval, batch_size_ratios, breakdown_shares, disagreements, equal_n_ratio, loader_share, noisy,
+                     of_clone, per_sample_costs, pin_memory_ratio, question_ratios, series, stack_to_clone, stage,
+                     step_layout_ratio, worker_ratios, worker_rows)
 from .measure import LOADER_NAMES
 
 # ---------------------------------------------------------------------------------------------------------
@@ -316,13 +316,16 @@ def fastest_workers(result: Result) -> list[dict]:
 
 
 def pin_memory(result: Result) -> str:
-    """The pinned-memory timing table; where nothing was timed, only the stamp of the machine that ran it."""
+    """The host-to-device timing table against copies on the compute stream from pageable memory; where nothing
+    was timed, nothing (the page says why)."""
     if not result["rows"]:
-        return stamp_line(result)
+        return ""
     rows = result["rows"]
-    intervals = {row["label"]: timing_ratio(row, rows[0]) for row in rows[1:]}
-    return interval_table(result, rows, intervals, label=f"Loader on {result['accelerator']} (time per epoch)",
-                          baseline=rows[0]["label"])
+    intervals = {row["label"]: ratio for row in rows
+                 if (ratio := pin_memory_ratio(result, row["label"])) is not None}
+    return interval_table(result, rows, intervals,
+                          label=f"{result['steps']} steps on {result['device']} (time per call)",
+                          baseline=PIN_BASELINE)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -533,37 +533,72 @@ def _accelerator() -> torch.device | None:
     return torch.device("cuda") if torch.cuda.is_available() else None
 
 
+# --8<-- [start:overlap]
+def prefetching_steps(source: torch.Tensor, weight: torch.Tensor, steps: int) -> None:
+    """``steps`` training-like steps that copy the next batch on a side stream while the GPU computes on this one.
+
+    The copy is asynchronous only from page-locked (pinned) memory; from ordinary pageable memory the driver
+    stages it through a pinned buffer of its own and the host waits.
+    """
+    device = weight.device
+    copy_stream = torch.cuda.Stream(device)
+    with torch.cuda.stream(copy_stream):
+        upcoming = source.to(device, non_blocking=True)
+    for _ in range(steps):
+        torch.cuda.current_stream(device).wait_stream(copy_stream)  # this batch has arrived
+        batch = upcoming
+        batch.record_stream(torch.cuda.current_stream(device))  # its memory is used on this stream
+        with torch.cuda.stream(copy_stream):
+            upcoming = source.to(device, non_blocking=True)  # the next batch, meanwhile
+        (weight @ weight).sum() + batch.sum()  # the step's compute on this batch
+
+
+def serial_steps(source: torch.Tensor, weight: torch.Tensor, steps: int, non_blocking: bool) -> None:
+    """The same steps with every copy on the compute stream: copy, then compute, in stream order."""
+    for _ in range(steps):
+        batch = source.to(weight.device, non_blocking=non_blocking)
+        (weight @ weight).sum() + batch.sum()
+# --8<-- [end:overlap]
+
+
 @experiment(timing=True)
-def pin_memory(n: int = 10_000, batch_size: int = 1000, min_run_time: float = 0.2) -> dict:
-    """pin_memory needs an accelerator; without one, say what DataLoader does instead of timing it."""
+def pin_memory(megabytes: int = 64, matmul_size: int = 4096, steps: int = 8, n: int = 1000,
+               min_run_time: float = 0.2) -> dict:
+    """What pin_memory is for: copies from host memory to an accelerator that overlap its compute.
+
+    DataLoader's facts are recorded everywhere: whether ``pin_memory=True`` warns and pins. On CUDA, ``steps``
+    steps that each bring a batch of ``megabytes`` MiB to the GPU and run a ``matmul_size``² matmul are timed
+    (synchronised after each call of ``steps`` steps): the copy alone, the compute alone, copies on the compute
+    stream from pageable and from pinned memory, and copies of the next batch on a side stream while the GPU
+    computes, from pageable and from pinned memory. Elsewhere nothing is timed: no copy crosses to a device.
+    """
     device = pick_device()
     accelerator = _accelerator()
     x, y = question_data(n)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        x_batch, _ = next(iter(DataLoader(TensorDataset(x, y), batch_size=batch_size, pin_memory=True)))
+        x_batch, _ = next(iter(DataLoader(TensorDataset(x, y), batch_size=n, pin_memory=True)))
     facts = {"device": str(device), "accelerator": str(accelerator) if accelerator else None,
-             "warnings": [str(w.message) for w in caught], "batch_is_pinned": x_batch.is_pinned()}
-    if device.type == "cpu":
+             "warnings": [str(w.message) for w in caught], "batch_is_pinned": x_batch.is_pinned(),
+             "megabytes": megabytes, "matmul_size": matmul_size, "steps": steps}
+    if device.type != "cuda":
         return {**facts, "rows": []}
 
-    def to_device(loader: Iterable, non_blocking: bool) -> Callable[[], None]:
-        def epoch() -> None:
-            for xb, yb in loader:
-                xb.to(device, non_blocking=non_blocking), yb.to(device, non_blocking=non_blocking)
-        return epoch
-
-    dataset = TensorDataset(x, y)
-    on_device = TensorLoader(x.to(device), y.to(device), batch_size=batch_size)
-    variants = [
-        ("DataLoader, then .to(device)", to_device(DataLoader(dataset, batch_size=batch_size), False)),
-        ("DataLoader(pin_memory=True), then .to(device, non_blocking=True)",
-         to_device(DataLoader(dataset, batch_size=batch_size, pin_memory=True), True)),
-        ("TensorLoader on CPU tensors, then .to(device)", to_device(TensorLoader(x, y, batch_size=batch_size), False)),
-        ("TensorLoader on tensors already on the device", lambda: consume(on_device)),
-    ]
-    rows = [_timing_row(label, measure(fn, min_run_time=min_run_time, device=device)) for label, fn in variants]
-    return {**facts, "rows": rows}
+    pageable = torch.full((megabytes * 2**20 // 4,), 1.0)
+    pinned = pageable.pin_memory()
+    weight = torch.randn(matmul_size, matmul_size, generator=torch.Generator().manual_seed(0)).to(device)
+    variants = {
+        "copy alone (pinned, non_blocking=True)":
+            lambda: [pinned.to(device, non_blocking=True) for _ in range(steps)],
+        "compute alone": lambda: [(weight @ weight).sum() for _ in range(steps)],
+        "pageable, .to(device), then compute": lambda: serial_steps(pageable, weight, steps, False),
+        "pinned, .to(device, non_blocking=True), then compute": lambda: serial_steps(pinned, weight, steps, True),
+        "pageable, next batch copied on a side stream": lambda: prefetching_steps(pageable, weight, steps),
+        "pinned, next batch copied on a side stream": lambda: prefetching_steps(pinned, weight, steps),
+    }
+    timings = interleaved(variants, rounds=5, min_run_time=min_run_time, device=device,
+                          baseline="pageable, .to(device), then compute")
+    return {**facts, "rows": [_timing_row(label, timings[label]) for label in variants]}
 
 
 
