@@ -1,10 +1,11 @@
 """Seed once per model, not once per script.
 
-``torch.manual_seed(0)`` fixes where the global random stream starts, not what each consumer gets: every
-module construction, every dropout mask, every ``randn`` and every new ``DataLoader`` iterator (one per epoch,
-except with ``persistent_workers=True``) draws from the same stream, so two models built one after the other
-start from different weights, and inserting any random operation between them changes the second. Seed right before each thing that must be reproducible, or give
-it a stream of its own.
+``torch.manual_seed(0)`` fixes where the global random stream starts, not what each consumer gets: on the
+CPU, every module construction, every dropout mask, every ``randn`` and every new ``DataLoader`` iterator (one
+per epoch, except with ``persistent_workers=True``) draws from the same stream, so two models built one after
+the other start from different weights, and inserting any random operation between them changes the second.
+Each CUDA device has a stream of its own, drawn from by what runs there (a model built with ``device="cuda"``,
+a dropout on CUDA). Seed right before each thing that must be reproducible, or give it a stream of its own.
 
 Usage::
 
@@ -66,18 +67,31 @@ def seed_everything(seed: int) -> None:
 def seeded(seed: int) -> Iterator[None]:
     """Run the block with torch's global RNG seeded to ``seed``; restore the previous state on exit.
 
-    The CPU generator and the generators of every CUDA device that exists are saved and restored, also when
-    the block raises, so code after the block sees the stream as if the block had never run.
+    The CPU generator is saved and restored, also when the block raises, so code after the block sees the
+    stream as if the block had never run. CUDA devices have generators of their own (a model built with
+    ``device="cuda"`` or a dropout on CUDA draws from them, not from the CPU one); ``torch.manual_seed`` seeds
+    them too. If CUDA is already initialised, every device's generator is saved and restored as well. If it is
+    not, nothing is initialised just to save a state that does not exist yet: on exit the CUDA generators are
+    seeded again with ``torch.initial_seed()`` as it was on entry — the seed ``torch.manual_seed`` had queued
+    for them (or torch's default) — so they start after the block as they would have without it.
     """
     seed = _check_seed(seed)
-    with torch.random.fork_rng(devices=_cuda_devices()):
-        torch.manual_seed(seed)
-        yield
+    cuda_initialised = _cuda_initialised()
+    devices = list(range(torch.cuda.device_count())) if cuda_initialised else []
+    entry_seed = torch.initial_seed()
+    try:
+        # fork_rng saves and restores the generators of the devices it is given, and only those; reading a
+        # device's state initialises CUDA, so only devices of an initialised CUDA are given.
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(seed)
+            yield
+    finally:
+        if not cuda_initialised and torch.cuda.is_available():
+            torch.cuda.manual_seed_all(entry_seed)  # queued if CUDA is still not initialised: starts nothing
 
 
-def _cuda_devices() -> list[int]:
-    # fork_rng saves and restores the generators of the devices it is given, and only those.
-    return list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+def _cuda_initialised() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_initialized()
 
 
 def same_parameters(a: nn.Module, b: nn.Module) -> bool:

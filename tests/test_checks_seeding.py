@@ -31,6 +31,21 @@ def _unshuffled_draws_twice(result: dict) -> None:
     result["by_name"]["one epoch, shuffle=False"]["int64_draws"] = 2
 
 
+def _cuda_rows() -> dict:
+    # what a CUDA machine measures (its twin on the GPU: test_experiments_seeding.test_cuda_generator_rows)
+    def row(operation, cpu, cuda):
+        return {"operation": operation, "cpu_advances": cpu, "cuda_advances": cuda}
+
+    return {"cuda_rows": [row('nn.Linear(1, 10, device="cuda")', False, True),
+                          row('nn.Linear(1, 10).to("cuda")', True, False),
+                          row("nn.Dropout(0.5) forward on CUDA, train mode", False, True),
+                          row('torch.randn(8, device="cuda")', False, True)]}
+
+
+def _cuda_dropout_draws_on_the_cpu(result: dict) -> None:
+    result["cuda_rows"][2].update(cpu_advances=True, cuda_advances=False)
+
+
 def _persistent_epochs_all_draw(result: dict) -> None:
     # what torch would measure if every epoch created a new iterator, as without persistent workers
     result["by_name"]["epoch 2, shuffle=False, num_workers=2, persistent_workers=True"]["int64_draws"] = 1
@@ -67,6 +82,7 @@ CONTRADICTING = {
     "seeding.workers_draw_at_iter": Contradiction(
         CONSUMERS, lambda r: r["by_name"]["iter(DataLoader(..., shuffle=True, num_workers=2))"].update(int64_draws=1)),
     "seeding.persistent_workers_draw_once": Contradiction(CONSUMERS, _persistent_epochs_all_draw),
+    "seeding.cuda_has_its_own_generator": Contradiction(Synthetic(_cuda_rows), _cuda_dropout_draws_on_the_cpu),
     "seeding.generator_loader_draws_nothing": Contradiction(
         CONSUMERS, lambda r: r["by_name"]["one epoch, shuffle=True, generator=g"].update(advances=True)),
     "seeding.peek_keeps_first": Contradiction(BETWEEN, _set(["first_model_unchanged"], False)),
@@ -118,3 +134,9 @@ def test_docstring_check_fails_when_a_measured_operation_is_not_listed():
     assert not CHECKS["seeding.docstring_lists_cpu_operations"](result).holds
     result["rows"].pop()
     assert CHECKS["seeding.docstring_lists_cpu_operations"](result).holds
+
+
+def test_cuda_generator_check_cannot_hold_without_cuda_rows():
+    from snippets.lab.claims import CHECKS
+
+    assert not CHECKS["seeding.cuda_has_its_own_generator"]({"cuda_rows": []}).holds

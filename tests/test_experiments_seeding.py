@@ -291,3 +291,21 @@ def test_cublas_requirement_matches_behaviour_on_cuda(monkeypatch):
     monkeypatch.setenv("PITFALLS_DEVICE", "cuda")
     result = seeding.cublas_workspace_config()
     assert result["raises_without"] == result["documented"]
+
+
+def test_rng_consumers_has_no_cuda_rows_on_the_cpu(monkeypatch):
+    monkeypatch.setenv("PITFALLS_DEVICE", "cpu")
+    assert seeding.rng_consumers()["cuda_rows"] == []
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; CPU twin: "
+                    "test_rng_consumers_has_no_cuda_rows_on_the_cpu, and the synthetic CUDA rows of "
+                    "test_checks_seeding")
+def test_cuda_generator_rows(monkeypatch):
+    monkeypatch.setenv("PITFALLS_DEVICE", "cuda")
+    rows = {row["operation"]: row for row in seeding.rng_consumers()["cuda_rows"]}
+    assert rows['nn.Linear(1, 10, device="cuda")'] == {"operation": 'nn.Linear(1, 10, device="cuda")',
+                                                       "cpu_advances": False, "cuda_advances": True}
+    assert rows['nn.Linear(1, 10).to("cuda")']["cpu_advances"]
+    assert not rows['nn.Linear(1, 10).to("cuda")']["cuda_advances"]

@@ -155,14 +155,51 @@ def fork_rng_spy(monkeypatch):
     return forked
 
 
-def test_seeded_forks_every_cuda_device_when_cuda_is_available(monkeypatch, fork_rng_spy):
-    """The CUDA path without a GPU: availability and the device count are patched, fork_rng is spied on."""
+def _pretend_cuda(monkeypatch, *, initialised: bool, devices: int) -> list[int]:
+    """CUDA present on a CPU-only machine: record what seeded() seeds on the GPUs, fail if it initialises CUDA."""
+    seeded_all: list[int] = []
+
+    def lazy_init():
+        raise AssertionError("CUDA was initialised")
+
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
-    monkeypatch.setattr(torch, "manual_seed", lambda seed: None)  # the real one would seed CUDA too
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: devices)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: initialised)
+    monkeypatch.setattr(torch.cuda, "_lazy_init", lazy_init)
+    monkeypatch.setattr(torch.cuda, "manual_seed_all", seeded_all.append)  # torch.manual_seed calls it too
+    return seeded_all
+
+
+def test_seeded_forks_every_cuda_device_when_cuda_is_initialised(monkeypatch, fork_rng_spy):
+    """The CUDA path without a GPU: availability, initialisation and the device count are patched."""
+    seeded_all = _pretend_cuda(monkeypatch, initialised=True, devices=3)
     with seeded(0):
         pass
     assert fork_rng_spy == [[0, 1, 2]]
+    assert seeded_all == [0], "an initialised CUDA is restored by fork_rng, not re-seeded"
+
+
+def test_seeded_starts_no_cuda_context_when_cuda_is_not_initialised(monkeypatch, fork_rng_spy):
+    seeded_all = _pretend_cuda(monkeypatch, initialised=False, devices=4)
+    torch.manual_seed(11)
+    seeded_all.clear()
+    before = torch.get_rng_state()
+    with seeded(3):
+        nn.Linear(2, 2)
+    assert fork_rng_spy == [[]], "no CUDA device's state may be read: reading it initialises CUDA"
+    # torch.manual_seed(3) in the block queued seed 3 for the GPUs; on exit they get the entry seed back
+    assert seeded_all == [3, 11]
+    assert torch.equal(before, torch.get_rng_state())
+
+
+def test_seeded_gives_the_gpus_their_entry_seed_back_when_the_block_raises(monkeypatch, fork_rng_spy):
+    seeded_all = _pretend_cuda(monkeypatch, initialised=False, devices=1)
+    torch.manual_seed(5)
+    seeded_all.clear()
+    with pytest.raises(KeyError):
+        with seeded(3):
+            raise KeyError("inside")
+    assert seeded_all == [3, 5]
 
 
 def test_seeded_forks_no_cuda_device_without_cuda(monkeypatch, fork_rng_spy):
@@ -184,3 +221,18 @@ def test_same_parameters_across_devices():
     with torch.no_grad():
         b.bias[0] += 1
     assert not same_parameters(a, b)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; CPU twin: "
+                    "test_seeded_starts_no_cuda_context_when_cuda_is_not_initialised")
+def test_seeded_does_not_initialise_cuda():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import torch, torch.nn as nn\nfrom snippets.seeding import seeded\n"
+            "with seeded(0):\n    nn.Linear(2, 2)\nprint(torch.cuda.is_initialized())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    assert out.strip() == "False"

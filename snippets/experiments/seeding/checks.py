@@ -95,6 +95,17 @@ def persistent_workers_draw_once(result: Result) -> tuple[bool, dict]:
          "workers": result["num_workers"]}
 
 
+@check("on CUDA, modules built on the device, dropout and randn there draw from the CUDA generator and leave the "
+       "CPU one alone; a module built on the CPU and moved draws from the CPU generator only")
+def cuda_has_its_own_generator(result: Result) -> tuple[bool, dict]:
+    rows = {row["operation"]: row for row in result["cuda_rows"]}
+    moved = rows.pop('nn.Linear(1, 10).to("cuda")', None)
+    on_device = list(rows.values())
+    holds = (moved is not None and moved["cpu_advances"] and not moved["cuda_advances"] and len(on_device) > 0
+             and all(row["cuda_advances"] and not row["cpu_advances"] for row in on_device))
+    return holds, {"on_device": len(on_device)}
+
+
 @check("a shuffled epoch with generator=g does not advance the global RNG")
 def generator_loader_draws_nothing(result: Result) -> tuple[bool, dict]:
     advances = result["by_name"]["one epoch, shuffle=True, generator=g"]["advances"]

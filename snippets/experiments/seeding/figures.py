@@ -69,3 +69,10 @@ def deterministic_operations(result: Result) -> str:
              "—" if row["raises_on"] else f"{row['off_equal_to_on']} of {runs}"] for row in result["rows"]]
     return render.table(["operation (repeated indices)", f"distinct results in {runs} runs, flag off",
                          "… flag on", "flag-off runs bitwise equal to flag on"], rows, align="lccc")
+
+
+def cuda_generators(result: Result) -> str:
+    rows = [[f"`{row['operation']}`", "**yes**" if row["cpu_advances"] else "no",
+             "**yes**" if row["cuda_advances"] else "no"] for row in result["cuda_rows"]]
+    return render.table(["operation", "advances the CPU generator", "advances the CUDA generator"], rows,
+                        align="lcc")

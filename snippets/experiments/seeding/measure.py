@@ -184,7 +184,31 @@ def rng_consumers(n_samples: int = 100, num_workers: int = 2) -> dict:
         for loader in (persistent, persistent_shuffled):
             if loader._iterator is not None:
                 loader._iterator._shutdown_workers()
-    return {"rows": rows, "by_name": {row["operation"]: row for row in rows}, "num_workers": num_workers}
+    return {"rows": rows, "by_name": {row["operation"]: row for row in rows}, "num_workers": num_workers,
+            "cuda_rows": _cuda_generator_rows() if pick_device().type == "cuda" else []}
+
+
+def _cuda_generator_rows() -> list[dict]:
+    """On CUDA: which generator, the CPU's or the device's, each way of putting randomness on the GPU draws from."""
+    device = pick_device()
+    dropout_input = torch.ones(8, 8, device=device)
+    operations: list[tuple[str, Callable[[], object]]] = [
+        ('nn.Linear(1, 10, device="cuda")', lambda: nn.Linear(1, 10, device=device)),
+        ("nn.Linear(1, 10).to(\"cuda\")", lambda: nn.Linear(1, 10).to(device)),
+        ("nn.Dropout(0.5) forward on CUDA, train mode", lambda: nn.Dropout(0.5).train()(dropout_input)),
+        ('torch.randn(8, device="cuda")', lambda: torch.randn(8, device=device)),
+    ]
+    rows = []
+    with torch.random.fork_rng(devices=[device.index or 0]):
+        torch.manual_seed(0)
+        for name, operation in operations:
+            cpu_before, cuda_before = torch.get_rng_state(), torch.cuda.get_rng_state(device)
+            operation()
+            torch.cuda.synchronize(device)
+            rows.append({"operation": name,
+                         "cpu_advances": not torch.equal(cpu_before, torch.get_rng_state()),
+                         "cuda_advances": not torch.equal(cuda_before, torch.cuda.get_rng_state(device))})
+    return rows
 
 
 @experiment()
