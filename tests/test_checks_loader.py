@@ -63,6 +63,7 @@ def _row(result: dict, key: str, **match) -> dict:
 
 QUESTION = Measured(measure.question_timing, (("compared_epochs", 10), ("rounds", 1), ("min_run_time", 0.01)))
 BREAKDOWN = Measured(measure.breakdown, (("n", 200), ("rounds", 1), ("min_run_time", 0.01)))
+COMPILE = Measured(measure.compile_recompiles, (("n", 20), ("batch_size", 8), ("epochs", 2)))
 CONTRACT = Measured(measure.contract, (("sizes", (1, 7, 30)), ("batch_sizes", (1, 4, 40)), ("epochs", 2)))
 
 
@@ -270,6 +271,11 @@ CONTRADICTING = {
     # no overlap: the side stream as slow as copying on the compute stream
     "loader.pinned_copy_overlaps": Contradiction(PIN_TIMES, _question("pinned, next batch copied on a side stream",
                                                                       4.2e-2)),
+    # torch.compile that kept its static shapes: a third graph in the second epoch
+    "loader.short_last_batch_recompiles": Contradiction(
+        COMPILE, lambda r: r["settings"][0].update(compiles_per_epoch=[2, 1], dynamic=[False, False, False])),
+    "loader.one_compile_with_drop_last_or_mark_dynamic": Contradiction(
+        COMPILE, lambda r: r["settings"][2].update(compiles_per_epoch=[2, 0])),
     "loader.tensorloader_matches_dataloader": Contradiction(
         CONTRACT, lambda r: r["failures"].append({"n": 7, "batch_size": 4, "shuffle": True, "drop_last": False,
                                                    "generator": True})),

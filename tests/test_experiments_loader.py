@@ -32,6 +32,7 @@ SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machi
     "bandwidth": dict(megabytes=16, per_sample_limit=16_384, batch_sampler_limit=65_536, repeats=3,
                       min_run_time=0.02),
     "contract": dict(sizes=(1, 7, 30), batch_sizes=(1, 4, 40), epochs=2),
+    "compile_recompiles": dict(n=20, batch_size=8, epochs=2),
 }
 # The checks each experiment's result is read by; those marked True depend on timings.
 CHECKS = {
@@ -49,6 +50,8 @@ CHECKS = {
     "workers": [(checks.fresh_workers_slower, True), (checks.tensorloader_beats_workers, True)],
     "bandwidth": [(checks.dataloader_narrow_rows_slow, True), (checks.dataloader_wide_rows_closer, True),
                   (checks.fresh_memory_slower, True)],
+    "compile_recompiles": [(checks.short_last_batch_recompiles, False),
+                           (checks.one_compile_with_drop_last_or_mark_dynamic, False)],
     "contract": [(checks.tensorloader_matches_dataloader, False), (checks.sequential_batch_is_view, False),
                  (checks.shuffled_batch_is_copy, False), (checks.batched_dataset_matches_dataloader, False),
                  (checks.persistent_workers_draw_once, False), (checks.workers_draw_sampler_seed_at_iter, False)],
@@ -327,3 +330,18 @@ def test_size_comparison_is_at_the_largest_n_every_loader_ran():
     assert {c["n"] for c in costs.values()} == {1000}
     assert costs["DataLoader"]["per_sample"] == pytest.approx(5e-6)
     assert derive.equal_n_ratio(value, shuffle=True)["value"] == pytest.approx(5e-3 / (5e-6 + 1e-5))
+
+
+def test_compile_table_lists_each_settings_graphs(results):
+    text = figures.compile_recompiles(results["compile_recompiles"])
+    assert "| `drop_last=False` | 2, 0 | static: " in text and "<br>dynamic: " in text and "SymInt" in text
+    assert "| `drop_last=True` | 1, 0 |" in text
+
+
+def test_compile_failure_is_reported_not_raised(monkeypatch):
+    def unavailable(*args, **kwargs):
+        raise RuntimeError("Dynamo is not supported on this Python")
+
+    monkeypatch.setattr(torch, "compile", unavailable)
+    value = measure.compile_recompiles.func(n=20, batch_size=8, epochs=2)
+    assert value["available"] is False and value["error"] == "RuntimeError: Dynamo is not supported on this Python"

@@ -160,6 +160,28 @@ def tensorloader_share_small(result: Value) -> tuple[bool | None, dict]:
     return decide(share, "<", 0.10), _share(share)
 
 
+def _compile_setting(result: Value, label: str) -> dict:
+    return next(setting for setting in result["settings"] if setting["label"] == label)
+
+
+@check("with drop_last=False and a short last batch, torch.compile compiles twice in the first epoch — the second "
+       "time with a dynamic batch size — and never again")
+def short_last_batch_recompiles(result: Value) -> tuple[bool, dict]:
+    setting = _compile_setting(result, "drop_last=False")
+    compiles, dynamic = setting["compiles_per_epoch"], setting["dynamic"]
+    holds = result["epochs"] > 1 and compiles == [2] + [0] * (result["epochs"] - 1) and dynamic == [False, True]
+    return holds, {"compiles_per_epoch": compiles, "dynamic": dynamic, "n": result["n"],
+                   "batch_size": result["batch_size"], "last_batch": result["n"] % result["batch_size"]}
+
+
+@check("with drop_last=True, or with the batch dimension marked dynamic before the first call, torch.compile "
+       "compiles once in all")
+def one_compile_with_drop_last_or_mark_dynamic(result: Value) -> tuple[bool, dict]:
+    totals = {setting["label"]: sum(setting["compiles_per_epoch"]) for setting in result["settings"]
+              if setting["label"].startswith(("drop_last=True", "drop_last=False, mark_dynamic"))}
+    return len(totals) == 2 and set(totals.values()) == {1}, {"compiles": totals}
+
+
 @check("at full batch, DataLoader with fresh workers (1 or 2) takes more than 2× as long as num_workers=0",
        timing=True)
 def fresh_workers_slower(result: Value) -> tuple[bool | None, dict]:

@@ -283,6 +283,16 @@ def step_share(result: Result) -> str:
             + warning(named))
 
 
+def compile_recompiles(result: Result) -> str:
+    """Each setting's compiles per epoch and the graphs compiled, with their inputs (a SymInt: a dynamic size)."""
+    rows = [[f"`{s['label']}`", ", ".join(str(c) for c in s["compiles_per_epoch"]),
+             "<br>".join(f"{'dynamic' if dynamic else 'static'}: {', '.join(inputs)}"
+                         for inputs, dynamic in zip(s["graphs"], s["dynamic"]))]
+            for s in result["settings"]]
+    return (table(["Setting", f"graphs compiled, epochs 1–{result['epochs']}", "graphs and their inputs"], rows,
+                  align="lll") + "\n" + stamp_line(result))
+
+
 def _batches(n: int, batch_size: int) -> int:
     return -(-n // batch_size)
 

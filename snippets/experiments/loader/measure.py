@@ -488,6 +488,58 @@ def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 3, min_ru
 
 
 
+COMPILE_SETTINGS = (
+    ("drop_last=False", {"drop_last": False}, {}),
+    ("drop_last=True", {"drop_last": True}, {}),
+    ("drop_last=False, mark_dynamic(x_batch, 0) on the first batch", {"drop_last": False}, {"mark_dynamic": True}),
+    ("drop_last=False, torch.compile(dynamic=False)", {"drop_last": False}, {"dynamic": False}),
+)
+
+
+@experiment()
+def compile_recompiles(n: int = 100, batch_size: int = 32, epochs: int = 3) -> dict:
+    """How often ``torch.compile`` compiles the question's model when the last batch is shorter, by setting.
+
+    The model is compiled with a backend that records every graph Dynamo hands it and runs it as it is (no
+    Inductor: what is counted is Dynamo's compiling and recompiling, which does not depend on the backend, and the
+    build stays fast). Each graph is listed with its inputs: a ``SymInt`` input is a dynamic size. If
+    ``torch.compile`` cannot run here, the result says why instead.
+    """
+    x, y = question_data(n)
+    settings = []
+    try:
+        for label, loader_options, compile_options in COMPILE_SETTINGS:
+            torch._dynamo.reset()
+            graphs: list[list[str]] = []
+
+            def recording_backend(graph_module: torch.fx.GraphModule, example_inputs: list) -> Callable:
+                graphs.append([str(tuple(t.shape)) if isinstance(t, torch.Tensor) else type(t).__name__
+                               for t in example_inputs])
+                return graph_module.forward
+
+            model, _ = fresh_model(torch.device("cpu"))
+            compiled = torch.compile(model, backend=recording_backend,
+                                     **({"dynamic": compile_options["dynamic"]} if "dynamic" in compile_options else {}))
+            loader = DataLoader(TensorDataset(x, y), batch_size=batch_size, **loader_options)
+            per_epoch = []
+            for epoch in range(epochs):
+                before = len(graphs)
+                for index, (x_batch, y_batch) in enumerate(loader):
+                    if compile_options.get("mark_dynamic") and epoch == 0 and index == 0:
+                        torch._dynamo.mark_dynamic(x_batch, 0)
+                    F.mse_loss(compiled(x_batch), y_batch).backward()
+                per_epoch.append(len(graphs) - before)
+            settings.append({"label": label, "compiles_per_epoch": per_epoch, "graphs": graphs,
+                             "dynamic": ["SymInt" in inputs for inputs in graphs]})
+    except Exception as error:  # noqa: BLE001 - any failure of torch.compile here is what the page reports
+        return {"available": False, "error": f"{type(error).__name__}: {error}", "n": n, "batch_size": batch_size,
+                "epochs": epochs, "settings": settings}
+    finally:
+        torch._dynamo.reset()
+    return {"available": True, "error": None, "n": n, "batch_size": batch_size, "epochs": epochs,
+            "settings": settings}
+
+
 WORKER_CONFIGS = (
     ("num_workers=0", {}),
     ("num_workers=1", {"num_workers": 1}),
