@@ -174,7 +174,8 @@ def pin_times() -> dict:
                "pageable, next batch copied on a side stream": 4.5e-2,
                "pinned, next batch copied on a side stream": 2.2e-2}
     return {"device": "cuda:0", "accelerator": "cuda", "warnings": [], "batch_is_pinned": True, "megabytes": 64,
-            "matmul_size": 4096, "steps": 8, "rows": [_timed(label, median, "rounds") for label, median in medians.items()]}
+            "matmul_size": 4096, "steps": 8,
+            "rows": [_timed(label, median, "rounds") for label, median in medians.items()]}
 
 
 QUESTION_TIMES = Synthetic(question_times)
@@ -284,8 +285,8 @@ CONTRADICTING = {
                                                               "drop_last": False})),
     "loader.persistent_workers_draw_once": Contradiction(
         CONTRACT, _set(["rng", "advanced", "num_workers=2, persistent_workers=True"], [True, True, True])),
-    "loader.workers_draw_sampler_seed_at_iter": Contradiction(CONTRACT, _set(["rng", "sampler_at_iter", "num_workers=2"],
-                                                                             False)),
+    "loader.workers_draw_sampler_seed_at_iter": Contradiction(
+        CONTRACT, _set(["rng", "sampler_at_iter", "num_workers=2"], False)),
     "loader.sequential_batch_is_view": Contradiction(CONTRACT, _set(["memory", "sequential_is_view"], False)),
     "loader.shuffled_batch_is_copy": Contradiction(CONTRACT, _set(["memory", "shuffled_is_copy"], False)),
 }

@@ -518,8 +518,8 @@ def compile_recompiles(n: int = 100, batch_size: int = 32, epochs: int = 3) -> d
                 return graph_module.forward
 
             model, _ = fresh_model(torch.device("cpu"))
-            compiled = torch.compile(model, backend=recording_backend,
-                                     **({"dynamic": compile_options["dynamic"]} if "dynamic" in compile_options else {}))
+            dynamic = {"dynamic": compile_options["dynamic"]} if "dynamic" in compile_options else {}
+            compiled = torch.compile(model, backend=recording_backend, **dynamic)
             loader = DataLoader(TensorDataset(x, y), batch_size=batch_size, **loader_options)
             per_epoch = []
             for epoch in range(epochs):
