@@ -5,6 +5,7 @@ No check on this page reads a time: every supporting value is a real measurement
 
 from __future__ import annotations
 
+import math
 import pytest
 import torch
 
@@ -22,7 +23,8 @@ NOISE = Measured(measure.gradient_noise, (("n_samples", 2000), ("batch_sizes", (
 # The curves the noise scale is measured along: the same N, learning rate and shuffling, batch 100 among the sizes.
 NOISE_CURVES = Measured(measure.curves, (("n_samples", 2000), ("batch_sizes", (32, 100)), ("epochs", 1),
                                          ("min_steps", 200), ("equal_steps", (10, 200)), ("fit_points", 5)))
-LR = Measured(measure.lr_scaling, (("n_samples", 2000), ("base_batch", 16), ("batch_sizes", (256,)), ("epochs", 5)))
+LR = Measured(measure.lr_sweep, (("n_samples", 2000), ("base_batch", 32), ("multiples", (1, 4)), ("epochs", 2),
+                                 ("seeds", (0, 1)), ("tail_points", 4)))
 SCHEDULER = Measured(measure.scheduler_sizing, (("n_samples", 1000), ("epochs", 4), ("planned_batch", 100),
                                                 ("smaller_batch", 30), ("larger_batch", 400)))
 ACCUMULATION = Measured(measure.accumulation, (("n_samples", 1000), ("batch_size", 96),
@@ -112,10 +114,6 @@ def _shuffled_point(result: dict, i: int) -> dict:
     return sorted((p for p in result["points"] if p["order"] == "shuffled"), key=lambda p: p["step"])[i]
 
 
-def _run(result: dict, rule: str) -> dict:
-    return next(r for r in result["runs"] if r["rule"] == rule)
-
-
 def _uneven(result: dict) -> dict:
     return next(r for r in result["rows"] if r["micro_batches"] % r["k"])
 
@@ -129,6 +127,30 @@ def _set_epoch_ignored(result: dict) -> None:
 
 def _sampler_row(result: dict, n_samples: int, drop_last: bool) -> dict:
     return next(r for r in result["rows"] if r["n_samples"] == n_samples and r["sampler_drop_last"] == drop_last)
+
+
+def _sweep_run(result: dict, seed: int, k: int, lr: float) -> dict:
+    return next(r for r in result["runs"] if r["seed"] == seed and r["k"] == k and r["lr"] == lr)
+
+
+def _set_sweep_score(result: dict, seed: int, k: int, lr: float, loss: float) -> None:
+    run = _sweep_run(result, seed, k, lr)
+    run["tail"] = [[step, loss] for step, _ in run["tail"]]
+
+
+def _best_lr_grows_linearly(result: dict) -> None:
+    """Seed 0's best learning rate moves one grid step (×2) per doubling of k: an exponent of 1."""
+    lrs, multiples = result["lrs"], result["multiples"]
+    for k in multiples:
+        i = 1 + round(math.log2(k / multiples[0]))
+        for j, lr in enumerate(lrs):
+            _set_sweep_score(result, 0, k, lr, 1e-6 * 10 ** abs(j - i))
+
+
+def _largest_batch_catches_up(result: dict) -> None:
+    """At the largest k, one learning rate of seed 1 ends below anything the smallest k reached."""
+    lowest = min(loss for r in result["runs"] for _, loss in r["tail"])
+    _set_sweep_score(result, 1, max(result["multiples"]), result["lrs"][2], lowest / 10)
 
 
 CONTRADICTING = {
@@ -159,10 +181,9 @@ CONTRADICTING = {
         b_simple=_shuffled_point(r, 0)["b_simple"])),
     "steps.noise_scale_passes_smallest_batch": Contradiction(
         NOISE, lambda r: _shuffled_point(r, -1).update(b_simple=20.0), extra=([32, 100],)),
-    "steps.base_lr_falls_behind": Contradiction(
-        LR, lambda r: _run(r, "none").update(final_loss=_run(r, "base")["final_loss"])),
-    "steps.linear_beats_sqrt_beats_none": Contradiction(
-        LR, lambda r: _run(r, "linear").update(final_loss=2 * _run(r, "none")["final_loss"])),
+    "steps.best_lr_inside_grid": Contradiction(LR, lambda r: _set_sweep_score(r, 0, 1, r["lrs"][-1], 1e-12)),
+    "steps.best_lr_exponent_near_zero": Contradiction(LR, _best_lr_grows_linearly),
+    "steps.tuned_larger_batch_falls_behind": Contradiction(LR, _largest_batch_catches_up),
     "steps.undersized_schedule_raises": Contradiction(SCHEDULER, _set(["smaller", "error"], None)),
     "steps.oversized_schedule_ends_warm": Contradiction(SCHEDULER, lambda r: r["larger"]["lrs"].append(0.0)),
     "steps.resized_schedule_anneals": Contradiction(

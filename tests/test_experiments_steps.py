@@ -283,15 +283,58 @@ def test_train_inspects_at_checkpoints_without_changing_the_run():
 # ---- 5. pitfalls -----------------------------------------------------------------------------------------------
 
 
-def test_lr_scaling_small():
-    result = steps.lr_scaling(n_samples=800, base_batch=16, batch_sizes=(128,), epochs=2)
-    rules = [(r["rule"], r["batch_size"]) for r in result["runs"]]
-    assert rules == [("base", 16), ("none", 128), ("sqrt", 128), ("linear", 128)]
-    lrs = {r["rule"]: r["lr"] for r in result["runs"]}
-    assert math.isclose(lrs["sqrt"], 1e-4 * math.sqrt(8)) and math.isclose(lrs["linear"], 8e-4)
-    assert all(r["steps"] == 2 * steps_per_epoch(800, r["batch_size"]) for r in result["runs"])
-    assert "<svg" in figures.lr_scaling(_result(result, "lr_scaling"))
-    assert "| 128 | lr × k |" in figures.lr_scaling_table(_result(result, "lr_scaling"))
+def test_lr_sweep_small():
+    before = torch.get_num_threads()
+    result = steps.lr_sweep(n_samples=600, base_batch=20, multiples=(1, 3), lrs=(1e-3, 4e-3, 1.6e-2), epochs=2,
+                            seeds=(0, 1), tail_points=3, threads=2)
+    assert torch.get_num_threads() == before  # the sweep's own thread count does not leak
+    assert result["threads"] == 2 and result["question_lr"] == question.LR
+    plan = [(r["seed"], r["k"], r["lr"]) for r in result["runs"]]
+    assert plan == [(s, k, lr) for s in (0, 1) for k in (1, 3) for lr in (1e-3, 4e-3, 1.6e-2)]
+    for run in result["runs"]:
+        total = 2 * steps_per_epoch(600, 20 * run["k"])
+        assert run["batch_size"] == 20 * run["k"] and run["steps"] == total
+        steps_seen = [step for step, _ in run["tail"]]
+        assert len(steps_seen) == 3 and steps_seen[-1] == total and steps_seen[0] > total / 2
+        assert run["tail"][-1][1] == run["final_loss"]
+    # every batch size and learning rate of one seed starts from that seed's first Net()
+    x, y = question.make_data(600)
+    again = steps.train(question.initial_states(1, n_samples=600)[0], x, y, batch_size=60, epochs=2, lr=4e-3,
+                        order="shuffled", shuffle_seed=1)
+    assert again["final_loss"] == next(r["final_loss"] for r in result["runs"]
+                                       if (r["seed"], r["k"], r["lr"]) == (1, 3, 4e-3))
+    shown = _result(result, "lr_sweep")
+    assert "<svg" in figures.lr_sweep(shown)
+    table = figures.lr_sweep_table(shown)
+    assert "| 1 | 20 | 60 |" in table and "best lr, seed 1" in table and "| slope |" in table
+
+
+def test_best_lr_refines_on_a_parabola_and_stays_on_an_edge():
+    lrs = [1e-3 * 2 ** i for i in range(6)]
+    vertex = math.log(1e-3 * 2 ** 2.3)
+    scores = [(math.log(lr) - vertex) ** 2 for lr in lrs]
+    found = derive.best_lr(lrs, scores)
+    assert found["index"] == 2 and not found["edge"]
+    assert math.isclose(found["lr"], 1e-3 * 2 ** 2.3, rel_tol=1e-9)
+    falling = derive.best_lr(lrs, [-i for i in range(6)])
+    assert falling["edge"] and falling["lr"] == lrs[-1]
+    # a flat triple is not refined past half a grid step
+    assert derive.best_lr(lrs, [3, 2, 1, 1, 2, 3])["lr"] == pytest.approx(lrs[2] * 2 ** 0.5)
+
+
+def test_best_lrs_fits_the_exponent_of_k():
+    lrs = [1e-3 * 2 ** i for i in range(8)]
+    runs = []
+    for seed, power in ((0, 0.5), (1, 1.0)):
+        for k in (1, 4, 16):
+            centre = math.log(2e-3 * k ** power)
+            runs += [{"seed": seed, "k": k, "lr": lr, "tail": [[1, 10 ** ((math.log(lr) - centre) ** 2 - 5)]]}
+                     for lr in lrs]
+    result = {"multiples": [1, 4, 16], "lrs": lrs, "seeds": [0, 1], "runs": runs}
+    found = derive.best_lrs(result)
+    assert found["exponent"][0] == pytest.approx(0.5) and found["exponent"][1] == pytest.approx(1.0)
+    assert found["median"][1] == pytest.approx(2e-3)
+    assert [derive.nearest_rule(e) for e in (0.2, 0.3, 0.8, -0.7)] == [0.0, 0.5, 1.0, 0.0]
 
 
 def test_scheduler_sized_for_another_batch():

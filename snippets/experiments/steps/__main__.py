@@ -12,7 +12,7 @@ for title, table in [("Step arithmetic", figures.arithmetic(run(measure.step_ari
                      ("Equal steps", figures.equal_steps(run(measure.curves))),
                      ("Starting weights", figures.init(run(measure.init_effect))),
                      ("Gradient noise", figures.noise_table(noise) + "\n" + figures.noise_scale(noise)),
-                     ("Learning-rate scaling", figures.lr_scaling_table(run(measure.lr_scaling))),
+                     ("Learning-rate sweep", figures.lr_sweep_table(run(measure.lr_sweep))),
                      ("Gradient accumulation", figures.accumulation(run(measure.accumulation))),
                      ("DistributedSampler", figures.distributed(run(measure.distributed_sampler)))]:
     print(f"\n## {title}\n\n{table}")

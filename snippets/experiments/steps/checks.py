@@ -5,9 +5,13 @@ Each returns ``(holds, values)``; the page writes the sentence and injects the v
 
 from __future__ import annotations
 
+import math
+import statistics
+
 from snippets.lab import check
 from snippets.lab.cache import Result
 
+from . import derive
 from .derive import at_step, losses_at
 
 # ---- 1. step arithmetic ----------------------------------------------------------------------------------------
@@ -255,26 +259,49 @@ def noise_scale_passes_smallest_batch(result: Result, batch_sizes: list[int]) ->
 # ---- learning-rate scaling -------------------------------------------------------------------------------------
 
 
-def _final_losses(result: Result) -> tuple[dict, dict[tuple[int, str], float]]:
-    base = next(r for r in result["runs"] if r["rule"] == "base")
-    return base, {(r["batch_size"], r["rule"]): r["final_loss"] for r in result["runs"] if r["rule"] != "base"}
+@check("every seed's best learning rate at every batch multiple lies inside the grid, not at either edge")
+def best_lr_inside_grid(result: Result) -> tuple[bool, dict]:
+    best = derive.best_lrs(result)["best"]
+    edges = [[seed, k, b["grid_lr"]] for seed, row in best.items() for k, b in row.items() if b["edge"]]
+    points = sum(len(row) for row in best.values())
+    lowest = min((b["lr"] for row in best.values() for b in row.values()), default=0.0)
+    return (points > 0 and not edges,
+            {"points": points, "edges": edges, "low": min(result["lrs"]), "high": max(result["lrs"]),
+             "grid": len(result["lrs"]), "seeds": len(result["seeds"]), "question_lr": result["question_lr"],
+             "lowest_best": lowest, "question_times": lowest / result["question_lr"]})
 
 
-@check("with the base learning rate, every larger batch ends more than 5× above the base run at equal samples")
-def base_lr_falls_behind(result: Result) -> tuple[bool, dict]:
-    base, by = _final_losses(result)
-    sizes = sorted({b for b, _ in by})
-    return (bool(sizes) and all(by[b, "none"] > 5 * base["final_loss"] for b in sizes),
-            {"epochs": result["epochs"], "base_batch": base["batch_size"],
-             "times_base": [[b, by[b, "none"] / base["final_loss"]] for b in sizes]})
+@check("every seed's fitted exponent of the best learning rate against k is nearer 0 than ½ or 1: the best "
+       "learning rate follows neither the square-root nor the linear rule")
+def best_lr_exponent_near_zero(result: Result) -> tuple[bool, dict]:
+    found = derive.best_lrs(result)
+    exponents = sorted(found["exponent"].values())
+    multiples, median = result["multiples"], found["median"]
+    largest = max(multiples)
+    # where the seeds disagree most: the largest ratio of one k's best learning rates across seeds
+    per_k = {k: [row[k]["lr"] for row in found["best"].values()] for k in multiples}
+    spread = {k: max(lrs) / min(lrs) for k, lrs in per_k.items() if lrs}
+    widest = max(spread, key=spread.get) if spread else None
+    return (len(multiples) > 1 and bool(exponents) and all(derive.nearest_rule(e) == 0.0 for e in exponents),
+            {"exponents": exponents, "low": exponents[0] if exponents else None,
+             "high": exponents[-1] if exponents else None, "median_exponent": found["median_exponent"],
+             "seeds": len(exponents), "smallest_k": min(multiples), "largest_k": largest,
+             "best_first": median[min(multiples)], "best_last": median[largest],
+             "linear_times": (largest / min(multiples)) * median[min(multiples)] / median[largest],
+             "sqrt_times": math.sqrt(largest / min(multiples)) * median[min(multiples)] / median[largest],
+             "widest_k": widest, "widest_ratio": spread.get(widest)})
 
 
-@check("for every larger batch, lr × k ends below lr × √k, which ends below the base learning rate")
-def linear_beats_sqrt_beats_none(result: Result) -> tuple[bool, dict]:
-    _, by = _final_losses(result)
-    sizes = sorted({b for b, _ in by})
-    return (bool(sizes) and all(by[b, "linear"] < by[b, "sqrt"] < by[b, "none"] for b in sizes),
-            {"losses": [[b, by[b, "none"], by[b, "sqrt"], by[b, "linear"]] for b in sizes]})
+@check("for every seed, each larger batch ends above the smaller one even at its own best learning rate")
+def tuned_larger_batch_falls_behind(result: Result) -> tuple[bool, dict]:
+    best, multiples = derive.best_lrs(result)["best"], result["multiples"]
+    rising = [seed for seed, row in best.items()
+              if all(row[a]["score"] < row[b]["score"] for a, b in zip(multiples, multiples[1:]))]
+    loss = {k: 10 ** statistics.median(row[k]["score"] for row in best.values()) for k in multiples}
+    return (len(multiples) > 1 and bool(best) and len(rising) == len(best),
+            {"not_rising": sorted(set(best) - set(rising)), "smallest_k": min(multiples), "largest_k": max(multiples),
+             "loss_first": loss[min(multiples)], "loss_last": loss[max(multiples)],
+             "times": loss[max(multiples)] / loss[min(multiples)], "epochs": result["epochs"]})
 
 
 # ---- 5. pitfalls that follow from step counts ------------------------------------------------------------------

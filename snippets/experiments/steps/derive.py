@@ -1,10 +1,12 @@
-"""Update-step counts, what the figures, the checks and the page all read off a result of ``measure.curves``.
+"""Update-step counts, what the figures, the checks and the page all read off the results of ``measure.curves``
+and ``measure.lr_sweep``.
 
 It imports nothing of ``figures`` or ``checks``, and ``measure`` never imports it.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Callable
 
@@ -60,3 +62,62 @@ def step_cost_ratio(result: Result, order: str) -> dict:
     cheapest = min(costs, key=lambda batch: costs[batch]["median"])
     dearest = max(costs, key=lambda batch: costs[batch]["median"])
     return {"cheapest": cheapest, "dearest": dearest, "ratio": timing.ratio(costs[dearest], costs[cheapest])}
+
+
+# ---- the learning-rate sweep (a result of ``measure.lr_sweep``) -------------------------------------------------
+
+RULES = {0.0: "constant", 0.5: "square-root", 1.0: "linear"}  # exponent of k: lr_k = lr_1 · k^exponent
+
+
+def sweep_score(run: dict) -> float:
+    """A run's score: the mean log10 full-dataset loss over the second half of the run. The final loss alone is
+    too ragged near the best learning rate (one unlucky last step decides); the average over half a run is not."""
+    return statistics.fmean(math.log10(loss) for _, loss in run["tail"])
+
+
+def best_lr(lrs: list[float], scores: list[float]) -> dict:
+    """The grid point of lowest score, refined by the vertex of the parabola through it and its two neighbours on
+    log(lr) (kept within half a grid step of the point). At an edge of the grid there is nothing to refine."""
+    i = min(range(len(scores)), key=scores.__getitem__)
+    edge = i in (0, len(scores) - 1)
+    lr = lrs[i]
+    if not edge:
+        (u0, s0), (u1, s1), (u2, s2) = [(math.log(lrs[j]), scores[j]) for j in (i - 1, i, i + 1)]
+        curvature = (s2 - s1) / (u2 - u1) - (s1 - s0) / (u1 - u0)
+        if curvature > 0:
+            slope_left, slope_right = (s1 - s0) / (u1 - u0), (s2 - s1) / (u2 - u1)
+            # vertex of the parabola through the three points
+            vertex = (u0 + u1) / 2 + (u2 - u0) / 2 * (-slope_left) / (slope_right - slope_left)
+            lr = math.exp(min(max(vertex, (u0 + u1) / 2), (u1 + u2) / 2))
+    return {"index": i, "grid_lr": lrs[i], "lr": lr, "score": scores[i], "edge": edge}
+
+
+def sweep_scores(result: Result, seed: int, k: int) -> list[float]:
+    """One seed's scores at one batch multiple, in the order of the learning-rate grid."""
+    by_lr = {run["lr"]: sweep_score(run) for run in result["runs"] if run["seed"] == seed and run["k"] == k}
+    return [by_lr[lr] for lr in result["lrs"]]
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    """The least-squares slope of ys against xs."""
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def best_lrs(result: Result) -> dict:
+    """Everything the page reads off the sweep: ``best[seed][k]`` (see ``best_lr``), each seed's ``exponent``
+    (the slope of log best lr against log k), the ``median`` best lr at each k over seeds, and the exponent of
+    the medians."""
+    multiples = result["multiples"]
+    best = {seed: {k: best_lr(result["lrs"], sweep_scores(result, seed, k)) for k in multiples}
+            for seed in result["seeds"]}
+    logk = [math.log(k) for k in multiples]
+    exponent = {seed: slope(logk, [math.log(best[seed][k]["lr"]) for k in multiples]) for seed in best}
+    median = {k: math.exp(statistics.median(math.log(best[seed][k]["lr"]) for seed in best)) for k in multiples}
+    return {"best": best, "exponent": exponent, "median": median,
+            "median_exponent": slope(logk, [math.log(median[k]) for k in multiples])}
+
+
+def nearest_rule(exponent: float) -> float:
+    """The exponent of the rule (0, ½ or 1) nearest ``exponent``."""
+    return min(RULES, key=lambda rule: abs(exponent - rule))

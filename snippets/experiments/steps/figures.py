@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 from snippets.lab import render
 from snippets.lab.cache import Result
 
+from . import derive
 from .derive import at_step, runs
 
 ORDER_TITLE = {"sequential": "shuffle=False, as asked", "shuffled": "shuffled each epoch"}
-RULE_LABEL = {"base": "base", "none": "same lr", "sqrt": "lr × √k", "linear": "lr × k"}
 
 
 def _loss(value: float) -> str:
@@ -174,32 +175,54 @@ def noise_scale(result: Result) -> str:
                         rows, align="lrrrrrr")
 
 
-def lr_scaling(result: Result) -> str:
-    n = result["n_samples"]
-    sizes = sorted({r["batch_size"] for r in result["runs"] if r["rule"] != "base"})
-    base = next(r for r in result["runs"] if r["rule"] == "base")
-    fig, axes = render.new_figure("pair", ncols=len(sizes), sharey=True)
-    axes = [axes] if len(sizes) == 1 else list(axes)
-    for ax, b in zip(axes, sizes):
-        recs = [r for r in base["records"] if r["step"] > 0]
-        ax.plot([r["samples"] / n for r in recs], [r["loss"] for r in recs], color="#000000", linewidth=2.4,
-                alpha=0.6, label=f"base: batch {base['batch_size']}, lr {base['lr']:.2g}")
-        for i, run in enumerate(r for r in result["runs"] if r["batch_size"] == b):
-            recs = [r for r in run["records"] if r["step"] > 0]
-            ax.plot([r["samples"] / n for r in recs], [r["loss"] for r in recs], color=render.COLORS[i],
-                    marker="o", markersize=2.5, label=f"{RULE_LABEL[run['rule']]} = {run['lr']:.2g}")
-        ax.set(yscale="log", xlabel="epochs (samples / N)", title=f"batch {b:,} (k = {b // base['batch_size']})")
-        ax.legend(fontsize=7)
-    axes[0].set_ylabel("full-dataset MSE")
-    return render.svg(fig, result, alt="Loss against samples for larger batches with scaled learning rates")
+def lr_sweep(result: Result) -> str:
+    found = derive.best_lrs(result)
+    multiples, lrs, seeds = result["multiples"], result["lrs"], result["seeds"]
+    fig, (left, right) = render.new_figure("pair", ncols=2)
+    for i, k in enumerate(multiples):
+        median = [10 ** statistics.median(derive.sweep_scores(result, seed, k)[j] for seed in seeds)
+                  for j in range(len(lrs))]
+        left.plot(lrs, median, color=render.COLORS[i % 6], marker="o", markersize=2.5,
+                  label=f"k = {k} (batch {k * result['base_batch']:,})")
+    left.axvline(result["question_lr"], color="#000000", linestyle=":", linewidth=1)
+    left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="loss, mean over the 2nd half (log)",
+             title=f"Median over {len(seeds)} seeds, {result['epochs']} epochs")
+    left.legend(fontsize=7)
+    first = found["median"][multiples[0]]
+    for j, seed in enumerate(seeds):
+        right.plot(multiples, [found["best"][seed][k]["lr"] for k in multiples], color=render.COLORS[j % 6],
+                   marker="o", markersize=3, linewidth=0.8, alpha=0.7, label=f"best, seed {seed}")
+    right.plot(multiples, [found["median"][k] for k in multiples], color="#000000", linewidth=2.4,
+               label=f"median (slope {found['median_exponent']:.2f})")
+    right.plot(multiples, [first * k / multiples[0] for k in multiples], color="#000000", linestyle="--",
+               linewidth=1, label="linear rule: × k")
+    right.plot(multiples, [first * math.sqrt(k / multiples[0]) for k in multiples], color="#000000",
+               linestyle="-.", linewidth=1, label="square-root rule: × √k")
+    right.axhspan(min(lrs), max(lrs), color="#999999", alpha=0.12, linewidth=0, label="grid swept")
+    right.set(xscale="log", yscale="log", xlabel="k (batch / base batch)", ylabel="best learning rate",
+              title="Best learning rate against k")
+    right.set_xticks(multiples, [str(k) for k in multiples])
+    right.legend(fontsize=7)
+    return render.svg(fig, result, alt="Loss against learning rate for each batch multiple, and the best learning "
+                                       "rate against k beside the linear and square-root rules")
 
 
-def lr_scaling_table(result: Result) -> str:
-    base = next(r for r in result["runs"] if r["rule"] == "base")
-    rows = [[f"{r['batch_size']:,}", RULE_LABEL[r["rule"]], f"{r['lr']:.3g}", f"{r['steps']:,}",
-             f"{r['final_loss']:.4g}", f"{r['final_loss'] / base['final_loss']:.2f}"] for r in result["runs"]]
-    return render.table(["batch", "rule", "learning rate", "steps", f"loss after {result['epochs']} epochs",
-                         "× base"], rows, align="rlrrrr")
+def lr_sweep_table(result: Result) -> str:
+    found = derive.best_lrs(result)
+    multiples, seeds, epochs = result["multiples"], result["seeds"], result["epochs"]
+    first = found["median"][multiples[0]]
+    rows = []
+    for k in multiples:
+        steps = next(r["steps"] for r in result["runs"] if r["k"] == k)
+        loss = 10 ** statistics.median(found["best"][seed][k]["score"] for seed in seeds)
+        rows.append([k, f"{k * result['base_batch']:,}", f"{steps:,}",
+                     *[f"{found['best'][seed][k]['lr']:.2g}" for seed in seeds], f"{found['median'][k]:.2g}",
+                     f"{first * math.sqrt(k / multiples[0]):.2g}", f"{first * k / multiples[0]:.2g}", _loss(loss)])
+    rows.append(["slope", "", "", *[f"{found['exponent'][seed]:.2f}" for seed in seeds],
+                 f"{found['median_exponent']:.2f}", "0.5", "1", ""])
+    headers = ["k", "batch", f"steps in {epochs} epochs", *[f"best lr, seed {seed}" for seed in seeds],
+               "median", "× √k rule", "× k rule", "loss at the best (median)"]
+    return render.table(headers, rows, align="rrr" + "r" * (len(seeds) + 4))
 
 
 def scheduler(result: Result) -> str:

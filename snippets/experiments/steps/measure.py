@@ -407,27 +407,40 @@ def gradient_noise(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (8
 
 
 @experiment()
-def lr_scaling(n_samples: int = N_SAMPLES, base_batch: int = 64, base_lr: float = LR,
-               batch_sizes: tuple[int, ...] = (512, 2048), epochs: int = 5, order: str = "shuffled",
-               seed: int = SEED, shuffle_seed: int = 0) -> dict:
-    """Adam at equal samples: a larger batch with the base learning rate, × sqrt(k) and × k (k = B / base)."""
+def lr_sweep(n_samples: int = N_SAMPLES, base_batch: int = 64, multiples: tuple[int, ...] = (1, 2, 4, 8, 16),
+             lrs: tuple[float, ...] = tuple(LR * 2 ** i for i in range(3, 11)), epochs: int = 2,
+             seeds: tuple[int, ...] = (0, 1, 2), tail_points: int = 8, order: str = "shuffled",
+             threads: int = 1) -> dict:
+    """Adam at equal samples: for each batch size ``base_batch × k``, each seed and each learning rate of the grid,
+    the full-dataset loss at ``tail_points`` evenly spaced steps of the run's second half (the last step included).
+
+    The seed sets the starting weights (the question's first ``Net()`` after ``manual_seed(seed)``) and the
+    shuffling; every batch size and learning rate of one seed starts from those weights and sees the same data.
+    The runs use ``threads`` intra-op threads (the tensors are small: on a CPU more threads mostly wait), and the
+    caller's thread count is restored afterwards. Nothing here is timed.
+    """
     device = pick_device()
     x, y = make_data(n_samples, device)
-    init, _ = initial_states(seed, n_samples=n_samples)
-    plan = [("base", base_batch, base_lr)]
-    for b in batch_sizes:
-        k = b / base_batch
-        plan += [("none", b, base_lr), ("sqrt", b, base_lr * math.sqrt(k)), ("linear", b, base_lr * k)]
+    starts = {seed: initial_states(seed, n_samples=n_samples)[0] for seed in seeds}
+    plan = [(seed, k, lr) for seed in seeds for k in multiples for lr in lrs]
     runs = []
-    for rule, batch_size, lr in progress(plan, "steps: learning-rate scaling"):
-        per_epoch = steps_per_epoch(n_samples, batch_size)
-        halves = {max(1, round(h * per_epoch / 2)) for h in range(1, 2 * epochs + 1)}
-        out = train(init, x, y, batch_size=batch_size, epochs=epochs, lr=lr, order=order, shuffle_seed=shuffle_seed,
-                    checkpoints=halves | _geometric_steps(per_epoch * epochs, 8))
-        runs.append({"rule": rule, "batch_size": batch_size, "lr": lr, "steps": out["steps"],
-                     "records": out["records"], "final_loss": out["final_loss"]})
-    return {"n_samples": n_samples, "base_batch": base_batch, "base_lr": base_lr, "epochs": epochs,
-            "order": order, "runs": runs}
+    original_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for seed, k, lr in progress(plan, "steps: learning-rate sweep"):
+            batch_size = base_batch * k
+            total = epochs * steps_per_epoch(n_samples, batch_size)
+            tail = {total - round(j * total / (2 * tail_points)) for j in range(tail_points)}
+            out = train(starts[seed], x, y, batch_size=batch_size, epochs=epochs, lr=lr, order=order,
+                        shuffle_seed=seed, checkpoints=tail)
+            runs.append({"seed": seed, "k": k, "batch_size": batch_size, "lr": lr, "steps": out["steps"],
+                         "tail": [[r["step"], r["loss"]] for r in out["records"] if r["step"] in tail],
+                         "final_loss": out["final_loss"]})
+    finally:
+        torch.set_num_threads(original_threads)
+    return {"n_samples": n_samples, "base_batch": base_batch, "multiples": list(multiples), "lrs": list(lrs),
+            "question_lr": LR, "epochs": epochs, "seeds": list(seeds), "tail_points": tail_points, "order": order,
+            "threads": threads, "runs": runs}
 
 
 # --------------------------------------------------------------------------------------------------------------
