@@ -17,7 +17,7 @@ Usage::
     from tensor_loader import TensorLoader, BatchedTensorDataset
 
     loader = TensorLoader(x, y, batch_size=64, shuffle=True)
-    # or, keeping DataLoader and its options:
+    # or, keeping DataLoader and its options (from torch.utils.data import DataLoader):
     loader = DataLoader(BatchedTensorDataset(x, y), batch_size=64, shuffle=True,
                         collate_fn=BatchedTensorDataset.collate)
     for x_batch, y_batch in loader:
