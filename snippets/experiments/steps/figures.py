@@ -184,7 +184,8 @@ def lr_sweep(result: Result) -> str:
                   for j in range(len(lrs))]
         left.plot(lrs, median, color=render.COLORS[i % 6], marker="o", markersize=2.5,
                   label=f"k = {k} (batch {k * result['base_batch']:,})")
-    left.axvline(result["question_lr"], color="#000000", linestyle=":", linewidth=1)
+    left.axvline(result["question_lr"], color="#000000", linestyle=":", linewidth=1,
+                 label=f"the question's lr {result['question_lr']:g}")
     left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="loss, mean over the 2nd half (log)",
              title=f"Median over {len(seeds)} seeds, {result['epochs']} epochs")
     left.legend(fontsize=7)
