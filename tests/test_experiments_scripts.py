@@ -25,7 +25,8 @@ SMALL = {
     "steps.init_effect": dict(n_samples=600, batch_size=96, epochs=2, full_epochs=12, seeds=(42, 1), long_seeds=(42,)),
     "steps.gradient_noise": dict(n_samples=2000, batch_sizes=(8, 64, 512, 1800), draws=8, checkpoints=(0, 30),
                                  variance_at=30),
-    "steps.lr_scaling": dict(n_samples=800, base_batch=16, batch_sizes=(128,), epochs=2),
+    "steps.lr_sweep": dict(n_samples=800, base_batch=16, multiples=(1, 4), lrs=(1e-3, 4e-3, 1.6e-2), epochs=2,
+                           seeds=(0,), tail_points=3),
     "steps.accumulation": dict(n_samples=1000, batch_size=96, accumulation_steps=(1, 3, 4), epochs=2),
     "steps.distributed_sampler": dict(world_size=2, n_values=(100, 101), batch_size=16, timeout_s=120),
 }
