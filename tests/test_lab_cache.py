@@ -92,18 +92,30 @@ def test_changed_parameters_miss(private_cache, package):
     assert module.CALLS == [3, 4]
 
 
-def test_changed_experiment_source_misses(private_cache, package):
+def test_changed_experiment_source_misses_once_imported(private_cache, package):
     module, pkg = package
     cache.run(module.double, x=3)
     (pkg / "exp.py").write_text((pkg / "exp.py").read_text() + "\n# an edit\n")
+    # the process still runs the code it imported: its results keep that code's key
+    assert cache.run(module.double, x=3).cached and module.CALLS == [3]
+    module = importlib.reload(module)
     assert not cache.run(module.double, x=3).cached
 
 
-def test_changed_imported_module_source_misses(private_cache, package):
+def test_changed_imported_module_source_misses_once_imported(private_cache, package):
     module, pkg = package
     cache.run(module.double, x=3)
     (pkg / "helper.py").write_text((pkg / "helper.py").read_text() + "\n# an edit\n")
+    assert cache.run(module.double, x=3).cached, "the helper that runs is the one imported"
+    importlib.reload(sys.modules["cachetestpkg.helper"])
     assert not cache.run(module.double, x=3).cached
+
+
+def test_an_experiment_module_is_read_as_it_is_imported(private_cache, package):
+    module, pkg = package
+    key = cache.source_digest(module.double.func)
+    (pkg / "exp.py").write_text((pkg / "exp.py").read_text() + "\n# edited while the build runs\n")
+    assert cache.source_digest(module.double.func) == key
 
 
 def test_imported_snippets_modules_are_part_of_the_key():
@@ -293,6 +305,8 @@ def test_the_digest_reads_each_module_file(package, monkeypatch):
     before = cache.source_digest(module.double.func)
     assert cache.source_digest(module.double.func) == before
     (pkg / "tables.py").write_text("ROWS = 4\n")
+    assert cache.source_digest(module.double.func) == before, "the tables this process loaded have not changed"
+    importlib.reload(sys.modules["cachetestpkg.tables"])
     assert cache.source_digest(module.double.func) != before
 
 

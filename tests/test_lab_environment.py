@@ -3,8 +3,10 @@ the Environment page. The CUDA paths run on any machine: availability and device
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import platform
+from types import SimpleNamespace
 from datetime import datetime, timezone
 
 import pytest
@@ -80,15 +82,31 @@ def test_cpu_model_is_named():
     assert cpu_model() and cpu_model() == cpu_model().strip()
 
 
+PYTHON = platform.python_version()
+
+
 def test_fingerprint_on_the_cpu(no_cuda):
     assert fingerprint() == {"torch": torch.__version__, "device": "cpu", "device_name": f"CPU ({cpu_model()})",
-                             "cpu": cpu_model(), "threads": torch.get_num_threads()}
+                             "cpu": cpu_model(), "threads": torch.get_num_threads(), "python": PYTHON,
+                             "start_method": multiprocessing.get_start_method()}
 
 
 def test_fingerprint_on_cuda(fake_cuda):
     assert fingerprint() == {"torch": torch.__version__, "device": "cuda", "device_name": "Fake GPU 80GB",
-                             "cpu": cpu_model(), "threads": torch.get_num_threads()}
+                             "cpu": cpu_model(), "threads": torch.get_num_threads(), "python": PYTHON,
+                             "start_method": multiprocessing.get_start_method()}
     assert fake_cuda == [torch.device("cuda")]
+
+
+def test_the_start_method_is_what_workers_would_use(monkeypatch):
+    assert environment.start_method() in {"fork", "spawn", "forkserver"}
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method=None: SimpleNamespace(
+        get_start_method=lambda: "spawn"))
+    assert environment.start_method() == "spawn" and fingerprint()["start_method"] == "spawn"
+
+
+def test_the_python_version_is_stamped_when_known():
+    assert stamp({**CPU_FP, "python": "3.11.9"}) == "torch 2.13.0+cpu · CPU (Ryzen 5) · 6 threads · Python 3.11.9"
 
 
 CPU_FP = {"torch": "2.13.0+cpu", "device": "cpu", "device_name": "CPU (Ryzen 5)", "cpu": "Ryzen 5", "threads": 6}

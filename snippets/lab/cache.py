@@ -56,6 +56,9 @@ def experiment(*, timing: bool = False) -> Callable[[Callable[..., dict]], Exper
     """Mark a function as an experiment. ``timing=True`` marks results that depend on wall-clock time."""
 
     def wrap(func: Callable[..., dict]) -> Experiment:
+        module = sys.modules.get(func.__module__)
+        if getattr(module, "__file__", None):
+            _loaded_sources[func.__module__] = (None, Path(module.__file__).read_bytes())
         return Experiment(func=func, name=experiment_name(func), timing=timing)
 
     return wrap
@@ -124,12 +127,38 @@ def digest_modules(func: Callable) -> list[str]:
     return sorted(name for name in seen if name not in RESULT_NEUTRAL)
 
 
+# The source of each module as this process loaded it: a file edited while a build runs must not give the old
+# code's results the new code's key. A module that defines experiments is read as they are defined (when it is
+# imported); any other is read when a key first needs it. Importing or reloading a module again reads it again:
+# what its code made is then new objects ({name: (their ids, source)}).
+_loaded_sources: dict[str, tuple[tuple[int, ...] | None, bytes]] = {}
+
+
+def _definitions(module: types.ModuleType) -> tuple[int, ...]:
+    """The identity of what the module's code made (its functions, classes, experiments and values): new objects
+    each time the module is executed again."""
+    return tuple(sorted(id(value) for key, value in vars(module).items()
+                        if not key.startswith("__") and not isinstance(value, types.ModuleType)))
+
+
+def _loaded_source(name: str) -> bytes:
+    module = sys.modules[name]
+    token = _definitions(module)
+    known = _loaded_sources.get(name)
+    if known is None or (known[0] is not None and known[0] != token):
+        known = (token, Path(module.__file__).read_bytes())
+    elif known[0] is None:  # read while the module was being imported: now complete
+        known = (token, known[1])
+    _loaded_sources[name] = known
+    return known[1]
+
+
 def source_digest(func: Callable) -> str:
-    """Hash of the source of every module in ``digest_modules(func)``."""
+    """Hash of the source of every module in ``digest_modules(func)``, as first read after it was imported."""
     digest = hashlib.sha256()
     for name in digest_modules(func):
         digest.update(name.encode())
-        digest.update(Path(sys.modules[name].__file__).read_bytes())
+        digest.update(_loaded_source(name))
     return digest.hexdigest()
 
 

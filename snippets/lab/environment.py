@@ -44,8 +44,19 @@ def device_name(device: torch.device | None = None) -> str:
     return f"CPU ({cpu_model()})"
 
 
+def start_method() -> str:
+    """How DataLoader workers start unless told otherwise: the default multiprocessing start method (fork on Linux
+    up to Python 3.13, forkserver from 3.14, spawn on macOS and Windows). It decides what worker start-up costs."""
+    import multiprocessing
+
+    return multiprocessing.get_context().get_start_method()
+
+
 def fingerprint() -> dict[str, str | int]:
-    """What makes a measurement machine-specific. Part of every cache key and every timing stamp."""
+    """What makes a measurement machine-specific. Part of every cache key and every timing stamp.
+
+    The Python version is in it because a DataLoader's per-sample overhead is CPython work; the start method
+    because worker start-up is."""
     device = pick_device()
     return {
         "torch": torch.__version__,
@@ -53,6 +64,8 @@ def fingerprint() -> dict[str, str | int]:
         "device_name": device_name(device),
         "cpu": cpu_model(),
         "threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "start_method": start_method(),
     }
 
 
@@ -60,6 +73,8 @@ def stamp(fp: dict | None = None, when: str | None = None) -> str:
     """One line naming the environment that produced a result."""
     fp = fp or fingerprint()
     parts = [f"torch {fp['torch']}", fp["device_name"], f"{fp['threads']} threads"]
+    if fp.get("python"):
+        parts.append(f"Python {fp['python']}")
     if fp["device"] != "cpu":  # on the CPU the device name already is the CPU model
         parts.append(f"CPU {fp['cpu']}")
     if when:
