@@ -32,7 +32,7 @@ def _set(path: list, value):
 
 # Relative times of the repeats: steady (a few % apart) and straddling (±40 %, around the median).
 STEADY = (1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99)
-WIDE = (0.6, 1.4, 0.7, 1.3, 0.8, 1.2, 0.9, 1.1)
+WIDE = (0.3, 1.7, 0.4, 1.6, 0.5, 1.5, 0.6, 1.4)
 
 
 def _timed(label: str, median: float, kind: str = "samples", jitter: tuple = STEADY, **extra) -> dict:

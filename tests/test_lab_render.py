@@ -389,7 +389,7 @@ def test_noisy_ratios_are_named_in_a_visible_warning():
                                  ("busy", {"value": 3.0, "low": 2.97, "high": 3.03, "contention": 0.456}),
                                  ("quiet", {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.1})]) == (
         '!!! warning "Noisy measurement on this machine"\n'
-        "    These ratios are not findings: they vary by more than ±10% across the repeated rounds, or other "
+        "    These ratios are not findings: they vary by more than ±25% across the repeated rounds, or other "
         "programs used more than 10% of the machine's CPU time while they were measured (which changes what is "
         "measured, not only its spread).\n"
         "\n"

@@ -252,8 +252,8 @@ def test_relative_spread_is_half_the_width_over_the_value(interval, spread):
     assert timing.relative_spread(interval) == spread
 
 
-@pytest.mark.parametrize("low, high, noisy", [(0.95, 1.05, False), (0.89, 1.11, True), (None, None, True)])
-def test_noisy_is_wider_than_ten_percent_either_way(low, high, noisy):
+@pytest.mark.parametrize("low, high, noisy", [(0.8, 1.2, False), (0.74, 1.26, True), (None, None, True)])
+def test_noisy_is_wider_than_a_quarter_either_way(low, high, noisy):
     assert timing.is_noisy({"value": 1.0, "low": low, "high": high}) is noisy
 
 

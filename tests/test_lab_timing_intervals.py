@@ -234,3 +234,11 @@ def test_rounds_too_short_to_judge_are_judged_together(monkeypatch):
     _fake_contention(monkeypatch, [None, None, None, 0.3])  # three rounds, then the whole run
     result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=3, min_run_time=0.0)
     assert result["base"]["contention"] == 0.3 and result["base"]["busy_rounds_left_out"] == 0
+
+
+def test_the_home_page_states_the_noise_rules_the_lab_applies():
+    from conftest import ROOT
+
+    page = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    assert f"more than ±{timing.NOISE_TOLERANCE:.0%}".replace("%", " %") in page
+    assert f"used more\n  than {timing.CONTENTION_LIMIT:.0%}".replace("%", " %") in page

@@ -126,7 +126,7 @@ def contended(value: float | None) -> bool:
 
 MAX_SAMPLES = 64
 # A ratio is *noisy* when its 95 % interval is wider than ±NOISE_TOLERANCE of its value (see index.md).
-NOISE_TOLERANCE = 0.10
+NOISE_TOLERANCE = 0.25
 BOOTSTRAP_RESAMPLES = 2000
 
 
