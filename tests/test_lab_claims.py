@@ -126,7 +126,7 @@ def test_say_marks_the_sentence_with_condition_and_values(on_page):
            "runs = 2,000.")
     assert say(outcome, "The DataLoader run takes {ratio:.1f}× as long ({runs:,} runs).") == (
         '<span class="pitfalls-claim" tabindex="0" role="button" aria-expanded="false" '
-        f'aria-describedby="claim-tip-1" data-check="loader.slower" title="{tip}">The DataLoader run '
+        f'aria-describedby="claim-tip-1" data-check="loader.slower">The DataLoader run '
         'takes 7.7× as long (2,000 runs).</span>'
         f'<span class="pitfalls-claim__tip" id="claim-tip-1" hidden>{tip}</span>')
     assert 'id="claim-tip-2"' in say(outcome, "again"), "each claim of a page has its own tip"
@@ -139,7 +139,7 @@ def test_a_claims_tip_names_the_experiment_and_the_machine_never_a_repr(on_page)
                     "device_name": "CPU (demo)", "cpu": "demo", "threads": 2}, "2026-11-30T10:00:00+00:00", 1.0, True)
     outcome = Check("loader.slower", "ratio > 3", True, {"ratio": 7.7}, args=((result,), {}))
     text = say(outcome, "{ratio}×")
-    tip = text.split('title="')[1].split('"')[0]
+    tip = text.split('hidden>')[1].split('</span>')[0]
     assert tip == ("Checked when this page was built: ratio &gt; 3. Measured: ratio = 7.7. From "
                    "loader.question_timing, measured with torch 2.13.0 · CPU (demo) · 2 threads · 2026-11-30.")
     assert "Result(" not in text and "{" not in tip
@@ -203,7 +203,7 @@ def test_an_undecided_claim_shows_its_interval():
            "ratio = 2.5, low = 1.5, high = 3.5. Re-measure on a quiet machine: REFRESH=timing make build.")
     assert text.startswith('<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" role="button" '
                            'aria-expanded="false" aria-describedby="claim-tip-')
-    assert f'data-check="p.c" title="{tip}">It is 2.5 <em>— undecided on this machine (95 % interval 1.5 to 3.5)' \
+    assert f'data-check="p.c">It is 2.5 <em>— undecided on this machine (95 % interval 1.5 to 3.5)' \
            f'</em></span><span class="pitfalls-claim__tip" id="claim-tip-' in text
     assert text.endswith(f'hidden>{tip}</span>')
 

@@ -141,13 +141,13 @@ _claims_on_page: dict[str | None, int] = {}
 
 
 def _marked(outcome: Check, text: str, tip: str, classes: str) -> str:
-    """The sentence, focusable, and its tip: shown on hover (title), and on a tap, click, Enter or Space
-    (``assets/claims.js`` toggles the tip that follows, which screen readers also read as its description)."""
+    """The sentence, focusable, and its tip: shown while the pointer rests on the sentence (CSS), and on a tap,
+    click, Enter or Space (``assets/claims.js`` toggles it); screen readers read it as the sentence's description."""
     number = _claims_on_page[cache.current_page] = _claims_on_page.get(cache.current_page, 0) + 1
     tip_id = f"claim-tip-{number}"
     escaped = html.escape(tip, quote=True)
     return (f'<span class="{classes}" tabindex="0" role="button" aria-expanded="false" aria-describedby="{tip_id}" '
-            f'data-check="{html.escape(outcome.name)}" title="{escaped}">{text}</span>'
+            f'data-check="{html.escape(outcome.name)}">{text}</span>'
             f'<span class="pitfalls-claim__tip" id="{tip_id}" hidden>{escaped}</span>')
 
 
