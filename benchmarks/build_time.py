@@ -21,9 +21,14 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"cold": 300.0, "warm": 15.0}
 
 
-def _build(workdir: Path, cache: Path) -> float:
+def _build(workdir: Path, cache: Path, *, frozen: bool = False) -> float:
+    """Seconds for one strict build of ``workdir`` into ``workdir/site`` with the result cache ``cache``
+    (``frozen``: from the recorded machines alone, as ``FROZEN=1``); exits with the build's errors if it fails."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(cache)}
     env.pop("REFRESH", None)
+    env.pop("FROZEN", None)
+    if frozen:
+        env["FROZEN"] = "1"
     start = time.perf_counter()
     process = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(workdir / "site")],
                              cwd=workdir, env=env, capture_output=True, text=True)

@@ -10,16 +10,14 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_time import _build as build  # noqa: E402
 from edit_rebuild import ROOT, project_copy  # noqa: E402
 
 TARGET_FROZEN_S = 60.0
@@ -27,18 +25,7 @@ TARGET_SLOWDOWN = 1.5
 
 
 def _build(copy: Path, *, frozen: bool) -> float:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results")}
-    env.pop("REFRESH", None)
-    env.pop("FROZEN", None)
-    if frozen:
-        env["FROZEN"] = "1"
-    start = time.perf_counter()
-    process = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(copy / "site")],
-                             cwd=copy, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if process.returncode != 0:
-        sys.exit(f"the build failed:\n{process.stderr[-4000:]}")
-    return elapsed
+    return build(copy, copy / ".cache" / "results", frozen=frozen)
 
 
 def main() -> int:
