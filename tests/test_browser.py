@@ -392,8 +392,19 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
     return session.page.evaluate("() => navigator.clipboard.readText()")
 
 
+# Material fades its "Copied to clipboard" note out after two seconds and slides the header's title between the
+# site's and the page's as the page scrolls: colours caught halfway through a fade are not the page's colours.
+SETTLED_JS = """
+() => !document.querySelector('.md-dialog--active')
+  && document.getAnimations().every((a) => a.playState !== 'running'
+                                         || a.effect?.getComputedTiming().iterations === Infinity)
+"""
+
+
 def _axe(axe, page) -> dict:
-    """What axe-core finds on the page as it is now: each violated rule with the elements that violate it."""
+    """What axe-core finds on the page as it is once its fades and slides have finished: each violated rule with
+    the elements that violate it."""
+    page.wait_for_function(SETTLED_JS, timeout=15_000)
     response = axe.run(page, options={"resultTypes": ["violations"]}).response
     violations = [{"rule": v["id"], "impact": v.get("impact"), "help": v["help"],
                    "nodes": [{"target": " ".join(map(str, node["target"])),

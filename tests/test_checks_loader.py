@@ -98,7 +98,7 @@ def batch_size_times() -> dict:
     per_epoch = {"DataLoader": 5.0e-2, "DataLoader + BatchSampler": 2.0e-2,
                  "DataLoader + BatchedTensorDataset": 3.0e-3, "TensorLoader": 1.0e-3,
                  "hand-written loop": 1.1e-3}
-    points = [_timed(name, base / size ** 0.5, shuffle=shuffle, batch_size=size)
+    points = [_timed(name, base / size ** 0.5, "rounds", shuffle=shuffle, batch_size=size)
               for shuffle in (False, True) for size in (1, 100, 10_000) for name, base in per_epoch.items()]
     return {"n": 10_000, "device": "cpu", "batch_sizes": [1, 100, 10_000], "points": points}
 

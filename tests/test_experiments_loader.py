@@ -24,7 +24,7 @@ PAGE = ROOT / "docs" / "loader-overhead.md"
 SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machine to settle
     "question_timing": dict(compared_epochs=10, min_run_time=0.02, budget_s=0.0),
     "breakdown": dict(rounds=3, min_run_time=0.02, budget_s=0.0),
-    "batch_size_scaling": dict(n=1000, batch_sizes=(1, 100, 1000), repeats=3, min_run_time=0.0),
+    "batch_size_scaling": dict(n=1000, batch_sizes=(1, 100, 1000), rounds=3, min_run_time=0.0, budget_s=0.0),
     "size_scaling": dict(sizes=(100, 1000, 10_000), per_sample_limit=10_000, repeats=3, min_run_time=0.0),
     "step_share": dict(batches=4, min_run_time=0.02, budget_s=0.0),
     "workers": dict(settings=((500, 500), (1000, 250)), repeats=3, min_run_time=0.0),
@@ -345,3 +345,8 @@ def test_compile_failure_is_reported_not_raised(monkeypatch):
     monkeypatch.setattr(torch, "compile", unavailable)
     value = measure.compile_recompiles.func(n=20, batch_size=8, epochs=2)
     assert value["available"] is False and value["error"] == "RuntimeError: Dynamo is not supported on this Python"
+
+
+def test_batch_size_scaling_needs_three_rounds_for_an_interval():
+    with pytest.raises(ValueError, match=r"rounds must be >= 3 .* got 2"):
+        measure.batch_size_scaling.func(n=10, batch_sizes=(1,), rounds=2)

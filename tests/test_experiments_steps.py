@@ -487,3 +487,37 @@ def test_notebook_link_resolves_in_a_strict_build(tmp_path):
     html = (tmp_path / "site" / "update-steps" / "index.html").read_text()
     assert 'href="../notebooks/question_steps/"' in html
     assert (tmp_path / "site" / "notebooks" / "question_steps" / "index.html").is_file()
+
+
+class _BrokenGroup:
+    """What ``start_processes`` returns when a rank dies before writing its results: join raises, no files."""
+
+    def __init__(self):
+        self.processes = []
+
+    def join(self, timeout=None):
+        from torch.multiprocessing.spawn import ProcessExitedException
+        raise ProcessExitedException("process 2 terminated with signal SIGABRT", error_index=2, error_pid=0,
+                                     exit_code=-6, signal_name="SIGABRT")
+
+
+def test_distributed_run_is_started_again_once_when_a_rank_dies(monkeypatch):
+    import torch.multiprocessing as mp
+    real, starts = mp.start_processes, []
+
+    def first_one_breaks(*args, **kwargs):
+        starts.append(kwargs.get("nprocs"))
+        return _BrokenGroup() if len(starts) == 1 else real(*args, **kwargs)
+
+    monkeypatch.setattr(mp, "start_processes", first_one_breaks)
+    result = steps.distributed_sampler.func(world_size=2, n_values=(10, 11), batch_size=4, epochs=2,
+                                            accumulation_steps=2, micro_batch=2, timeout_s=120)
+    assert starts == [2, 2]
+    assert [r["per_rank_samples"] for r in result["rows"]][0] == [5, 5]
+
+
+def test_distributed_run_that_breaks_twice_says_so(monkeypatch):
+    import torch.multiprocessing as mp
+    monkeypatch.setattr(mp, "start_processes", lambda *a, **k: _BrokenGroup())
+    with pytest.raises(RuntimeError, match=r"2-process gloo run failed twice; last time: process 2 terminated"):
+        steps.distributed_sampler.func(world_size=2, n_values=(10, 11), batch_size=4, timeout_s=120)

@@ -161,6 +161,19 @@ def test_other_devices_are_not_synchronised(fake, monkeypatch, device):
     assert len(calls) == 3
 
 
+def test_a_known_block_size_skips_the_warm_up():
+    """Later rounds of ``interleaved`` pass the block size the first found: no warm-up call, blocks that size."""
+    calls = []
+    stats = measure(lambda: calls.append(1), repeats=4, min_run_time=0.0, number=3)
+    assert len(calls) == stats["runs"] == 12 and stats["number"] == 3 and stats["blocks"] == 4
+
+
+@pytest.mark.parametrize("number", [0, -2])
+def test_a_block_size_below_one_is_refused(number):
+    with pytest.raises(ValueError, match=rf"number must be >= 1, got {number}"):
+        measure(lambda: None, number=number)
+
+
 def test_real_timer_counts_calls():
     """With the real Timer: every block's calls are counted, plus one warm-up call; no time is asserted."""
     calls = []
@@ -287,18 +300,21 @@ def scripted_measure(monkeypatch):
     calls: list = []
     clock = Clock()
 
-    def fake_measure(fn, *, repeats, min_run_time, block_time, device):
+    def fake_measure(fn, *, repeats, min_run_time, block_time, device, number=None):
         name = fn()
         calls.append((name, repeats, min_run_time, block_time, device))
+        numbers.append((name, number))
         median = script[name].pop(0)
         clock.now += 1.0
         return {"median": median, "iqr": median / 10, "min": median * 0.9, "max": median * 1.1, "blocks": 3,
-                "runs": 30}
+                "runs": 30, "number": 10 if name == "a" else 7}
+
+    numbers: list = []
 
     monkeypatch.setattr(timing, "measure", fake_measure)
     monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
     monkeypatch.setattr(timing, "cpu_snapshot", lambda: None)  # contention unknown (tested with its own fakes)
-    return SimpleNamespace(script=script, calls=calls)
+    return SimpleNamespace(script=script, calls=calls, numbers=numbers)
 
 
 def test_interleaved_alternates_and_summarises_the_rounds(scripted_measure):
@@ -307,6 +323,8 @@ def test_interleaved_alternates_and_summarises_the_rounds(scripted_measure):
                                 repeats=2, device="dev")
     assert [c[0] for c in scripted_measure.calls] == ["a", "b"] * 3
     assert all(c[1:] == (2, pytest.approx(0.2), 0.01, "dev") for c in scripted_measure.calls)
+    # warmed up and sized in the first round only: later rounds reuse each function's own block size
+    assert scripted_measure.numbers == [("a", None), ("b", None), ("a", 10), ("b", 7), ("a", 10), ("b", 7)]
     rounds = result["a"].pop("rounds")
     assert rounds == [1.0, 3.0, 2.0]
     assert result["a"].pop("contention") is None and result["a"].pop("busy_rounds_left_out") == 0

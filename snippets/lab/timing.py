@@ -15,11 +15,12 @@ import torch.utils.benchmark as benchmark
 
 
 def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.2,
-            block_time: float = 0.02, device: torch.device | None = None) -> dict:
+            block_time: float = 0.02, device: torch.device | None = None, number: int | None = None) -> dict:
     """Time ``fn()`` and return seconds per call.
 
     After a warm-up call, ``fn`` runs in blocks of ``number`` calls (enough for ``block_time`` seconds); at
-    least ``repeats`` blocks and ``min_run_time`` seconds in all. Returns ``median``, ``iqr``, ``min``, ``max``
+    least ``repeats`` blocks and ``min_run_time`` seconds in all. Given ``number`` (``fn`` is already warm and
+    its block size known, as in the later rounds of ``interleaved``), there is no warm-up call. Returns ``median``, ``iqr``, ``min``, ``max``
     over the blocks, ``blocks`` and ``runs``, and ``samples`` (the blocks' times, at most ``MAX_SAMPLES`` of
     them, for bootstrap intervals), and ``contention``: the share of the machine's CPU time other programs used
     meanwhile (``contention``; None where it cannot be read). On CUDA every call is followed by
@@ -27,6 +28,8 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
+    if number is not None and number < 1:
+        raise ValueError(f"number must be >= 1, got {number}")
     if device is not None and device.type == "cuda":
         def call() -> None:
             fn()
@@ -36,8 +39,9 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
     timer = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
     # Timer.timeit() warms up with two extra calls per measurement, which triples the cost of a
     # multi-second training loop; its inner ``_timeit`` runs exactly ``number`` calls (torch >= 1.8).
-    first = timer._timeit(1)  # warm-up, and an estimate of one call
-    number = max(1, int(block_time / max(first, 1e-9)))
+    if number is None:
+        first = timer._timeit(1)  # warm-up, and an estimate of one call
+        number = max(1, int(block_time / max(first, 1e-9)))
     times: list[float] = []
     before = cpu_snapshot()
     start = time.perf_counter()
@@ -53,6 +57,7 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
         "max": max(times),
         "blocks": len(times),
         "runs": len(times) * number,
+        "number": number,
         "samples": _thin(times),
         "contention": contention(before, cpu_snapshot()),
     }
@@ -221,7 +226,8 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
                 baseline: str | None = None, budget_s: float = 0.0, max_rounds: int | None = None) -> dict[str, dict]:
     """Time several functions in alternation, so that a slow moment on a shared machine hits them all.
 
-    Each round runs ``measure`` on every function in turn. A function's ``median`` is the median of its rounds'
+    Each round runs ``measure`` on every function in turn (warmed up in the first round only; later rounds keep
+    its block size). A function's ``median`` is the median of its rounds'
     medians, its ``iqr`` the median of its rounds' IQRs, and ``rounds`` keeps the medians of the rounds, from
     which ``ratio`` computes paired intervals. When a ratio to ``baseline`` is noisy after ``rounds`` rounds,
     more rounds run while the extra time stays within ``budget_s`` seconds (and at most ``max_rounds``, default
@@ -241,8 +247,9 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
     def one_round() -> None:
         before = cpu_snapshot()
         for name, fn in functions.items():
+            known = timings[name][0]["number"] if timings[name] else None
             timings[name].append(measure(fn, repeats=repeats, min_run_time=min_run_time / rounds,
-                                         block_time=block_time, device=device))
+                                         block_time=block_time, device=device, number=known))
         shares.append(contention(before, cpu_snapshot()))
 
     def kept() -> list[int]:

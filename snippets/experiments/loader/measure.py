@@ -213,12 +213,6 @@ def question_timing(n: int = 1000, epochs: int = 2000, compared_epochs: int = 30
             "same": same}
 
 
-
-
-
-
-
-
 # ---------------------------------------------------------------------------------------------------------
 # 2. Where the time goes
 
@@ -337,60 +331,32 @@ def _profile_name(filename: str, line: int, function: str) -> str:
     return f"{function} ({filename}:{line})"
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # ---------------------------------------------------------------------------------------------------------
 # 3. Scaling
 
 
 @experiment(timing=True)
 def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 100, 1000, 10_000),
-                       repeats: int = 3, min_run_time: float = 0.05) -> dict:
+                       rounds: int = 5, min_run_time: float = 0.05, budget_s: float = 4.0) -> dict:
     """Time per epoch of every loader at every batch size, sequential and shuffled.
 
-    Every epoch is timed at least ``repeats`` times after a warm-up epoch (three or more, so that every ratio
-    gets an interval); the DataLoader variants at 1000 or more batches per epoch, which take a large part of a
-    second an epoch, are timed exactly three times, to keep the page's build time in budget.
+    At each batch size and order the five loaders are timed in alternation, ``rounds`` rounds of one block each
+    after a warm-up epoch, so that every ratio is paired round by round (and one slow round is outvoted); while a ratio to TensorLoader is still
+    too uncertain to print (``timing.is_noisy``), more rounds run, up to ``budget_s`` seconds more per point.
     """
+    if rounds < 3:
+        raise ValueError(f"rounds must be >= 3 (a ratio needs three rounds for an interval), got {rounds}")
     device = pick_device()
     x, y = question_data(n, device)
     points = []
-    grid = [(shuffle, size, name) for shuffle in (False, True) for size in batch_sizes for name in LOADER_NAMES]
-    for shuffle, size, name in progress(grid, "loader epochs by batch size"):
-        loader = make_loader(name, x, y, size, shuffle)
-        slow = name.startswith("DataLoader") and n // size >= 1000
-        timing = measure(lambda: consume(loader), repeats=3 if slow else max(3, repeats),
-                         min_run_time=0.0 if slow else min_run_time, device=device)
-        points.append(_timing_row(name, timing, shuffle=shuffle, batch_size=size))
+    grid = [(shuffle, size) for shuffle in (False, True) for size in batch_sizes]
+    for shuffle, size in progress(grid, "loader epochs by batch size"):
+        loaders = {name: make_loader(name, x, y, size, shuffle) for name in LOADER_NAMES}
+        epochs = {name: (lambda loader=loader: consume(loader)) for name, loader in loaders.items()}
+        timings = interleaved(epochs, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device,
+                              baseline="TensorLoader", budget_s=budget_s, max_rounds=5 * rounds)
+        points += [_timing_row(name, timings[name], shuffle=shuffle, batch_size=size) for name in LOADER_NAMES]
     return {"n": n, "device": str(device), "batch_sizes": list(batch_sizes), "points": points}
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 @experiment(timing=True)
@@ -414,14 +380,6 @@ def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000
                          min_run_time=0.0 if slow else min_run_time, device=device)
         points.append(_timing_row(name, timing, shuffle=shuffle, n=n))
     return {"device": str(device), "sizes": list(sizes), "per_sample_limit": per_sample_limit, "points": points}
-
-
-
-
-
-
-
-
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -480,12 +438,6 @@ def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 3, min_ru
                      **{name: timings[name]["median"] / batches for name in loaders},
                      "timings": {name: _timing_row(name, timings[name]) for name in timed}})
     return {"batch_size": batch_size, "batches": batches, "device": str(device), "rows": rows}
-
-
-
-
-
-
 
 
 COMPILE_SETTINGS = (
@@ -572,12 +524,6 @@ def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)
     return {"settings": [list(s) for s in settings], "rows": rows, "threads": torch.get_num_threads()}
 
 
-
-
-
-
-
-
 def _accelerator() -> torch.device | None:
     """What DataLoader's pin_memory checks for (``torch.accelerator``, torch >= 2.6; CUDA before that)."""
     if hasattr(torch, "accelerator"):
@@ -653,8 +599,6 @@ def pin_memory(megabytes: int = 64, matmul_size: int = 4096, steps: int = 8, n: 
     return {**facts, "rows": [_timing_row(label, timings[label]) for label in variants]}
 
 
-
-
 # ---------------------------------------------------------------------------------------------------------
 # 5. The limit: memory bandwidth
 
@@ -701,12 +645,6 @@ def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), pe
         del x, target, permutation, dataset
     return {"megabytes": megabytes, "device": str(device), "widths": list(widths), "rows": rows,
             "per_sample_limit": per_sample_limit, "batch_sampler_limit": batch_sampler_limit}
-
-
-
-
-
-
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import tempfile
 import time
 from datetime import timedelta
@@ -655,10 +656,19 @@ def _distributed_worker(rank: int, world_size: int, init_file: str, out_dir: str
         accumulated["max_grad_difference"] = (grads[0] - grads[1]).abs().max().item()
         accumulated["max_grad"] = grads[0].abs().max().item()
         accumulated["micro_batches"] = len(micro)
-        Path(out_dir, f"rank{rank}.json").write_text(json.dumps(
+        written = Path(out_dir, f"rank{rank}.json.partial")  # renamed once whole: a crash never leaves half a file
+        written.write_text(json.dumps(
             {"configs": results, "orders": orders, "evaluation": evaluated, "accumulation": accumulated}))
+        written.replace(Path(out_dir, f"rank{rank}.json"))
+        del ddp, micro, loader
+        dist.barrier()  # no rank tears the group down while another still talks to it
     finally:
         dist.destroy_process_group()
+    # Gloo's threads can abort ("terminate called without an active exception") when the interpreter shuts down
+    # around them; the results are on disk, so leave without that shutdown.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _padded(order: list[int], world_size: int, drop_last: bool) -> list[int]:
@@ -694,6 +704,7 @@ def distributed_sampler(world_size: int = 4, n_values: tuple[int, ...] = (10_000
     summed over padded, trimmed and unpadded shards, and the gradient all-reduces of an accumulation step under
     ``DistributedDataParallel`` with and without ``no_sync``."""
     import torch.multiprocessing as mp
+    from torch.multiprocessing.spawn import ProcessException
 
     configs = [{"n_samples": n, "batch_size": batch_size, "sampler_drop_last": sdl, "drop_last": False}
                for n in n_values for sdl in (False, True)]
@@ -701,19 +712,30 @@ def distributed_sampler(world_size: int = 4, n_values: tuple[int, ...] = (10_000
     shuffled = {"n_samples": n_odd, "batch_size": batch_size, "epochs": epochs, "seed": sampler_seed}
     evaluation = {"n_samples": n_odd, "batch_size": batch_size, "seed": seed}
     accumulation = {"accumulation_steps": accumulation_steps, "micro_batch": micro_batch}
-    with tempfile.TemporaryDirectory(prefix="pitfalls-dist-") as tmp:
-        context = mp.start_processes(_distributed_worker,
-                                     args=(world_size, os.path.join(tmp, "init"), tmp, configs, shuffled, evaluation,
-                                           accumulation),
-                                     nprocs=world_size, join=False, start_method="spawn")
-        deadline = time.monotonic() + timeout_s
-        while not context.join(timeout=1.0):
-            if time.monotonic() > deadline:
-                for process in context.processes:
-                    if process.is_alive():
-                        process.terminate()
-                raise TimeoutError(f"distributed run did not finish within {timeout_s} s")
-        per_rank = [json.loads(Path(tmp, f"rank{r}.json").read_text()) for r in range(world_size)]
+    per_rank = None
+    for attempt in (1, 2):  # a process group that breaks down is started again once, from scratch
+        with tempfile.TemporaryDirectory(prefix="pitfalls-dist-") as tmp:
+            context = mp.start_processes(_distributed_worker,
+                                         args=(world_size, os.path.join(tmp, "init"), tmp, configs, shuffled,
+                                               evaluation, accumulation),
+                                         nprocs=world_size, join=False, start_method="spawn")
+            deadline = time.monotonic() + timeout_s
+            try:
+                while not context.join(timeout=1.0):
+                    if time.monotonic() > deadline:
+                        for process in context.processes:
+                            if process.is_alive():
+                                process.terminate()
+                        raise TimeoutError(f"distributed run did not finish within {timeout_s} s")
+            except ProcessException as error:
+                files = [Path(tmp, f"rank{r}.json") for r in range(world_size)]
+                if not all(f.exists() for f in files):  # a rank died before its results were whole
+                    if attempt == 2:
+                        raise RuntimeError(f"the {world_size}-process gloo run failed twice; last time: {error}") \
+                            from error
+                    continue
+            per_rank = [json.loads(Path(tmp, f"rank{r}.json").read_text()) for r in range(world_size)]
+            break
     rows = []
     for i, config in enumerate(configs):
         ranks = [per_rank[r]["configs"][i] for r in range(world_size)]
