@@ -111,7 +111,7 @@ def size_times() -> dict:
             for name, epoch in (("DataLoader", 5e-6 * n), ("DataLoader + BatchSampler", 1e-7 * n),
                                 ("DataLoader + BatchedTensorDataset", 2e-5 + 5e-8 * n),
                                 ("TensorLoader", 5e-6 + gather * n), ("hand-written loop", 4e-6 + gather * n)):
-                points.append(_timed(name, epoch, shuffle=shuffle, n=n))
+                points.append(_timed(name, epoch, "rounds", shuffle=shuffle, n=n))
     return {"device": "cpu", "sizes": [100, 1000, 10_000], "per_sample_limit": 10_000, "points": points}
 
 

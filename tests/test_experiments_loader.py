@@ -25,7 +25,8 @@ SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machi
     "question_timing": dict(compared_epochs=10, min_run_time=0.02, budget_s=0.0),
     "breakdown": dict(rounds=3, min_run_time=0.02, budget_s=0.0),
     "batch_size_scaling": dict(n=1000, batch_sizes=(1, 100, 1000), rounds=3, min_run_time=0.0, budget_s=0.0),
-    "size_scaling": dict(sizes=(100, 1000, 10_000), per_sample_limit=10_000, repeats=3, min_run_time=0.0),
+    "size_scaling": dict(sizes=(100, 1000, 10_000), per_sample_limit=10_000, rounds=3, min_run_time=0.0,
+                         budget_s=0.0),
     "step_share": dict(batches=4, min_run_time=0.02, budget_s=0.0),
     "workers": dict(settings=((500, 500), (1000, 250)), repeats=3, min_run_time=0.0),
     "pin_memory": dict(megabytes=4, matmul_size=256, steps=2, n=100, min_run_time=0.01),
@@ -347,6 +348,8 @@ def test_compile_failure_is_reported_not_raised(monkeypatch):
     assert value["available"] is False and value["error"] == "RuntimeError: Dynamo is not supported on this Python"
 
 
-def test_batch_size_scaling_needs_three_rounds_for_an_interval():
+@pytest.mark.parametrize("experiment, sizes", [("batch_size_scaling", dict(n=10, batch_sizes=(1,))),
+                                               ("size_scaling", dict(sizes=(10,)))])
+def test_scaling_needs_three_rounds_for_an_interval(experiment, sizes):
     with pytest.raises(ValueError, match=r"rounds must be >= 3 .* got 2"):
-        measure.batch_size_scaling.func(n=10, batch_sizes=(1,), rounds=2)
+        getattr(measure, experiment).func(**sizes, rounds=2)

@@ -107,6 +107,7 @@ def test_the_start_method_is_what_workers_would_use(monkeypatch):
 
 def test_the_python_version_is_stamped_when_known():
     assert stamp({**CPU_FP, "python": "3.11.9"}) == "torch 2.13.0+cpu · CPU (Ryzen 5) · 6 threads · Python 3.11.9"
+    assert stamp({**CPU_FP, "threads": 1}).endswith("· 1 thread")
 
 
 CPU_FP = {"torch": "2.13.0+cpu", "device": "cpu", "device_name": "CPU (Ryzen 5)", "cpu": "Ryzen 5", "threads": 6}

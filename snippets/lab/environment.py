@@ -72,7 +72,7 @@ def fingerprint() -> dict[str, str | int]:
 def stamp(fp: dict | None = None, when: str | None = None) -> str:
     """One line naming the environment that produced a result."""
     fp = fp or fingerprint()
-    parts = [f"torch {fp['torch']}", fp["device_name"], f"{fp['threads']} threads"]
+    parts = [f"torch {fp['torch']}", fp["device_name"], f"{fp['threads']} thread{'' if fp['threads'] == 1 else 's'}"]
     if fp.get("python"):
         parts.append(f"Python {fp['python']}")
     if fp["device"] != "cpu":  # on the CPU the device name already is the CPU model

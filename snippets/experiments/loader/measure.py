@@ -361,24 +361,28 @@ def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 1
 
 @experiment(timing=True)
 def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000),
-                 per_sample_limit: int = 100_000, repeats: int = 3, min_run_time: float = 0.05) -> dict:
+                 per_sample_limit: int = 100_000, rounds: int = 5, min_run_time: float = 0.05,
+                 budget_s: float = 4.0) -> dict:
     """Time per epoch at full batch (one batch of all N samples), sequential and shuffled, as N grows.
 
-    DataLoader indexes every sample on its own; it runs up to ``per_sample_limit`` samples only. Every epoch
-    is timed at least ``repeats`` times (three or more); epochs of 100,000 samples or more through a
-    DataLoader variant exactly three times after the warm-up epoch.
+    DataLoader indexes every sample on its own; it runs up to ``per_sample_limit`` samples only. At each N and
+    order the loaders are timed in alternation, ``rounds`` rounds of one block each after a warm-up epoch, so
+    that every ratio is paired round by round; while a ratio to TensorLoader is still too uncertain to print
+    (``timing.is_noisy``), more rounds run, up to ``budget_s`` seconds more per point.
     """
+    if rounds < 3:
+        raise ValueError(f"rounds must be >= 3 (a ratio needs three rounds for an interval), got {rounds}")
     device = pick_device()
     points = []
-    grid = [(shuffle, n, name) for shuffle in (False, True) for n in sizes for name in LOADER_NAMES
-            if name != "DataLoader" or n <= per_sample_limit]
-    for shuffle, n, name in progress(grid, "loader epochs by dataset size"):
+    grid = [(shuffle, n) for shuffle in (False, True) for n in sizes]
+    for shuffle, n in progress(grid, "loader epochs by dataset size"):
         x, y = question_data(n, device)
-        loader = make_loader(name, x, y, n, shuffle=shuffle)
-        slow = name.startswith("DataLoader") and n >= 100_000
-        timing = measure(lambda: consume(loader), repeats=3 if slow else max(3, repeats),
-                         min_run_time=0.0 if slow else min_run_time, device=device)
-        points.append(_timing_row(name, timing, shuffle=shuffle, n=n))
+        names = [name for name in LOADER_NAMES if name != "DataLoader" or n <= per_sample_limit]
+        loaders = {name: make_loader(name, x, y, n, shuffle=shuffle) for name in names}
+        epochs = {name: (lambda loader=loader: consume(loader)) for name, loader in loaders.items()}
+        timings = interleaved(epochs, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device,
+                              baseline="TensorLoader", budget_s=budget_s, max_rounds=5 * rounds)
+        points += [_timing_row(name, timings[name], shuffle=shuffle, n=n) for name in names]
     return {"device": str(device), "sizes": list(sizes), "per_sample_limit": per_sample_limit, "points": points}
 
 
