@@ -161,7 +161,7 @@ def bandwidth_times() -> dict:
             if speed is None:  # over the experiment's limit: not run
                 rows.append({"label": label, "width": width, "rows": count, "median": None})
             else:
-                rows.append(_timed(label, 64 * 2**20 / speed / 1e9, width=width, rows=count, gbps=speed))
+                rows.append(_timed(label, 64 * 2**20 / speed / 1e9, "rounds", width=width, rows=count, gbps=speed))
     return {"megabytes": 64, "device": "cpu", "widths": [16, 256, 4096], "rows": rows,
             "per_sample_limit": 65_536, "batch_sampler_limit": 131_072}
 

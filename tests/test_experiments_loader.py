@@ -30,8 +30,8 @@ SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machi
     "step_share": dict(batches=4, min_run_time=0.02, budget_s=0.0),
     "workers": dict(settings=((500, 500), (1000, 250)), repeats=3, min_run_time=0.0),
     "pin_memory": dict(megabytes=4, matmul_size=256, steps=2, n=100, min_run_time=0.01),
-    "bandwidth": dict(megabytes=16, per_sample_limit=16_384, batch_sampler_limit=65_536, repeats=3,
-                      min_run_time=0.02),
+    "bandwidth": dict(megabytes=16, per_sample_limit=16_384, batch_sampler_limit=65_536, rounds=3,
+                      min_run_time=0.02, budget_s=0.0),
     "contract": dict(sizes=(1, 7, 30), batch_sizes=(1, 4, 40), epochs=2),
     "compile_recompiles": dict(n=20, batch_size=8, epochs=2),
 }
@@ -185,9 +185,11 @@ def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():
     result = test_checks_loader.bandwidth_times()
     assert "disagree" not in figures.bandwidth(_synthetic(result, "bandwidth"))
     clone = next(r for r in result["rows"] if r["label"].startswith("clone") and r["width"] == 4096)
-    test_checks_loader._retime(clone, clone["median"] * 1.5)  # the machine got busy while one clone() ran
+    test_checks_loader._retime(clone, clone["median"] * 1.15)  # within the margin: shape, pages landing elsewhere
+    assert "disagree" not in figures.bandwidth(_synthetic(result, "bandwidth"))
+    test_checks_loader._retime(clone, clone["median"] * 1.5 / 1.15)  # the machine got busy while one clone() ran
     text = figures.bandwidth(_synthetic(result, "bandwidth"))
-    assert "they disagree beyond their uncertainty" in text and "the machine was busy" in text
+    assert "they disagree by more than ±25%, beyond their uncertainty" in text and "the machine was busy" in text
     assert "same clone() of the same 64 MiB" in text and "copy_()" not in text.split("disagree on this machine")[1]
 
 
@@ -349,7 +351,8 @@ def test_compile_failure_is_reported_not_raised(monkeypatch):
 
 
 @pytest.mark.parametrize("experiment, sizes", [("batch_size_scaling", dict(n=10, batch_sizes=(1,))),
-                                               ("size_scaling", dict(sizes=(10,)))])
+                                               ("size_scaling", dict(sizes=(10,))),
+                                               ("bandwidth", dict(megabytes=1, widths=(16,)))])
 def test_scaling_needs_three_rounds_for_an_interval(experiment, sizes):
     with pytest.raises(ValueError, match=r"rounds must be >= 3 .* got 2"):
         getattr(measure, experiment).func(**sizes, rounds=2)

@@ -19,9 +19,9 @@ from snippets.lab.render import COLORS, new_figure, noise_warning, ratio_interva
 from snippets.lab.timing import decide
 from snippets.lab.timing import ratio as timing_ratio
 
-from .derive import (PIN_BASELINE, RATIO_TARGET, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES, TRAINING_TARGET,
-                     Interval, batch_size_ratios, breakdown_shares, disagreements, equal_n_ratio, loader_share, noisy,
-                     of_clone, per_sample_costs, pin_memory_ratio, question_ratios, series, stack_to_clone, stage,
+from .derive import (PIN_BASELINE, RATIO_TARGET, SAME_OPERATION_MARGIN, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES,
+                     TRAINING_TARGET, Interval, batch_size_ratios, breakdown_shares, disagreements, equal_n_ratio,
+                     loader_share, noisy, of_clone, per_sample_costs, pin_memory_ratio, question_ratios, series, stack_to_clone, stage,
                      step_layout_ratio, worker_ratios, worker_rows)
 from .measure import LOADER_NAMES
 
@@ -376,8 +376,8 @@ def agreement(result: Result) -> str:
         pairs = "; ".join(f"{a:,} against {b:,} floats per row: {ratio_interval(d['ratio'])}"
                           for d in found if d["operation"] == operation for a, b in [d["widths"]])
         lines.append(f"    These rows time the same {operation} of the same {result['megabytes']} MiB; they disagree "
-                     f"beyond their uncertainty ({pairs}): the machine was busy. Re-measure on a quiet machine: "
-                     "`REFRESH=1 make build`.\n")
+                     f"by more than ±{SAME_OPERATION_MARGIN:.0%}, beyond their uncertainty ({pairs}): the machine "
+                     "was busy while one of them ran. Re-measure on a quiet machine: `REFRESH=timing make build`.\n")
     return "\n".join(lines)
 
 

@@ -609,13 +609,18 @@ def pin_memory(megabytes: int = 64, matmul_size: int = 4096, steps: int = 8, n: 
 
 @experiment(timing=True)
 def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), per_sample_limit: int = 65_536,
-              batch_sampler_limit: int = 131_072, repeats: int = 3, min_run_time: float = 0.1) -> dict:
+              batch_sampler_limit: int = 131_072, rounds: int = 5, min_run_time: float = 0.1,
+              budget_s: float = 4.0) -> dict:
     """GB/s of a shuffled full batch from each loader, next to clone() of the same bytes.
 
     The dataset is one float32 tensor of ``megabytes`` MiB (more than a typical last-level cache), with
-    rows of ``width`` floats. GB/s counts the bytes of the batch produced per second. Every variant is timed
-    at least three times; the DataLoader epochs of 65,536 rows or more, about a second each, exactly three.
+    rows of ``width`` floats. GB/s counts the bytes of the batch produced per second. At each width the
+    variants are timed in alternation, ``rounds`` rounds of one block each after a warm-up call, so that each
+    share of clone() is paired round by round; while one is still too uncertain to print
+    (``timing.is_noisy``), more rounds run, up to ``budget_s`` seconds more per width.
     """
+    if rounds < 3:
+        raise ValueError(f"rounds must be >= 3 (a ratio needs three rounds for an interval), got {rounds}")
     device = pick_device()
     rows = []
     for width in progress(widths, "gather bandwidth"):
@@ -636,16 +641,16 @@ def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), pe
             ("DataLoader, shuffle=True", None if count > per_sample_limit else
              lambda: consume(DataLoader(dataset, batch_size=count, shuffle=True))),
         ]
+        timed = {label: fn for label, fn in variants if fn is not None}
+        with torch.random.fork_rng(devices=[]):
+            timings = interleaved(timed, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device,
+                                  baseline="clone(): copy, no gather", budget_s=budget_s, max_rounds=5 * rounds)
         for label, fn in variants:
             if fn is None:
                 rows.append({"label": label, "width": width, "rows": count, "median": None})
                 continue
-            slow = label.startswith("DataLoader") and count >= 65_536  # about a second an epoch
-            with torch.random.fork_rng(devices=[]):
-                timing = measure(fn, repeats=3 if slow else max(3, repeats), min_run_time=0.0 if slow else min_run_time,
-                                 device=device)
-            rows.append(_timing_row(label, timing, width=width, rows=count,
-                                    gbps=megabytes * 2**20 / timing["median"] / 1e9))
+            rows.append(_timing_row(label, timings[label], width=width, rows=count,
+                                    gbps=megabytes * 2**20 / timings[label]["median"] / 1e9))
         del x, target, permutation, dataset
     return {"megabytes": megabytes, "device": str(device), "widths": list(widths), "rows": rows,
             "per_sample_limit": per_sample_limit, "batch_sampler_limit": batch_sampler_limit}
