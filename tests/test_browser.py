@@ -760,3 +760,23 @@ def test_code_panels_load_their_sources_when_opened(browser, base_url, axe, page
         assert not session.failed and not session.other_hosts, (session.failed, session.other_hosts)
     finally:
         session.close()
+
+
+def test_code_annotations_render(browser, base_url):
+    """The accumulation loop's ``# (1)!`` becomes Material's numbered marker, and its note leaves the page's
+    text: a reader never sees the literal comment."""
+    session = _Session(browser, base_url, viewport=LAPTOP)
+    try:
+        session.open(urljoin(base_url, "update-steps/"))
+        block = session.page.locator("div.highlight").filter(has_text="% k == 0").first
+        block.scroll_into_view_if_needed()
+        session.page.wait_for_function("(el) => el.querySelector('.md-annotation')", arg=block.element_handle(),
+                                       timeout=15_000)
+        markers = block.locator(".md-annotation").count()
+        code = block.locator("code").first.evaluate(
+            "(code) => [...code.childNodes].filter((n) => !n.classList?.contains('md-annotation'))"
+            ".map((n) => n.textContent).join('')")
+    finally:
+        session.close()
+    assert markers == 1, f"{markers} annotation markers in the accumulation loop"
+    assert "(1)!" not in code and "# (1)" not in code, f"the literal annotation comment shows: {code!r}"

@@ -367,3 +367,18 @@ def test_a_timing_without_repeats_decides_nothing(name):
     strip(value)
     outcome = CHECKS[name](value)
     assert outcome.holds is None, f"{name}: {outcome.status}, {outcome.measured()}"
+
+
+def test_a_stage_share_never_reaches_past_the_whole_epoch():
+    """Stages timed one by one can sum past the epoch in a bootstrap draw; the interval's upper end stops at 1."""
+    from snippets.experiments.loader import derive
+
+    result = breakdown_times()
+    # indexing and collate together at 90 % of the epoch, with rounds spread enough to reach past it
+    for row in result["stages"]:
+        spread = (0.8, 0.95, 1.0, 1.05, 1.25) if row["label"].startswith(("dataset[i]", "default_collate")) else (1,) * 5
+        row["rounds"] = [row["median"] * j for j in spread]
+    shares = derive.breakdown_shares(result)
+    assert shares["per_sample"]["value"] == pytest.approx(0.9)
+    assert shares["per_sample"]["high"] == 1.0 and shares["per_sample"]["low"] < 0.9
+    assert all(s["high"] <= 1.0 for s in shares.values() if s["value"] <= 1)

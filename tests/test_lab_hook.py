@@ -470,3 +470,38 @@ def test_a_page_with_claims_explains_the_marks_once_after_its_title(fresh_hook, 
     assert fresh_hook.on_page_content("<h1>T</h1><p>none</p>", _page("index.md")) == "<h1>T</h1><p>none</p>"
     assert fresh_hook._with_legend('<p><span class="pitfalls-claim">x</span></p>').startswith(
         '\n<p class="pitfalls-legend">'), "no title: the legend comes first"
+
+
+def _notebook_with_figures(tmp_path, alts: list) -> str:
+    """An executed notebook: one code cell per entry of ``alts`` (None: no alt), each with one PNG output."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    for alt in alts:
+        cell = nbformat.v4.new_code_cell("plt.show()", metadata={} if alt is None else {"alt": alt})
+        cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=",
+                                                                         "text/plain": "<Figure>"})]
+        notebook.cells.append(cell)
+    notebook.cells.append(nbformat.v4.new_code_cell("print(1)"))
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(notebook, str(path))
+    return str(path)
+
+
+def test_notebook_figures_get_their_cells_alt_text(tmp_path):
+    executed = _notebook_with_figures(tmp_path, ['Loss "curves" & fits', "A second figure"])
+    page = f'<img src="a.png" {hook.NO_ALT}><p>text</p><img src="b.png" {hook.NO_ALT}>'
+    out = hook.with_alt_text(page, executed)
+    assert out == ('<img src="a.png" alt="Loss &quot;curves&quot; &amp; fits"><p>text</p>'
+                   '<img src="b.png" alt="A second figure">')
+
+
+def test_a_notebook_figure_without_alt_text_fails_the_build_by_cell(tmp_path):
+    from mkdocs.exceptions import PluginError
+
+    executed = _notebook_with_figures(tmp_path, ["described", None])
+    with pytest.raises(PluginError, match=r"executed.ipynb: cell 2 draws 1 figure\(s\) but has no alt text"):
+        hook.with_alt_text(f"<img {hook.NO_ALT}><img {hook.NO_ALT}>", executed)
+    executed = _notebook_with_figures(tmp_path, ["described"])
+    with pytest.raises(PluginError, match=r"1 figure\(s\) in the notebook's outputs but 2 image\(s\) without alt"):
+        hook.with_alt_text(f"<img {hook.NO_ALT}><img {hook.NO_ALT}>", executed)

@@ -488,3 +488,12 @@ def test_uses_without_a_style_merge_into_an_unstyled_path():
                  + _uses("xlink:href='#m' x='1'", "xlink:href='#m' x='2'") + "</g>")
     [path] = root.iter(SVG_NS + "path")
     assert path.get("d") == "M1 0L2 1M2 0L3 1" and path.get("style") == ""
+
+
+def test_a_claim_states_what_was_measured_with_its_interval():
+    values = {"ratio": 10.06, "low": 9.4, "high": 10.7, "share": 0.9087, "n": 1000}
+    assert render.measured(values) == "10.1× (9.4–10.7)"
+    assert render.measured({"share": 0.9087, "low": 0.829, "high": 0.931}, "share", percent=True) == "91% (83–93)"
+    assert render.measured({"ratio": 3.0}) == "3.00× (no interval: too few repeats)"
+    with pytest.raises(KeyError, match=r"no 'share'; it measured: ratio, low"):
+        render.measured({"ratio": 1.0, "low": 0.9}, "share")

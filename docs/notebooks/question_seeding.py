@@ -8,8 +8,12 @@
 #
 # The answers, measured: [Seeding order](../../seeding-order/) explains the different losses,
 # [DataLoader overhead](../../loader-overhead/) the different times.
+#
+# Download this notebook: [question_seeding.py](question_seeding.py) — a percent-format script; run it with
+# `python`, or open it in Jupyter with jupytext — or [question_seeding.ipynb](question_seeding.ipynb), executed,
+# with the outputs shown here.
 
-# %%
+# %% alt="Two side-by-side panels, Direct Training and Training with DataLoader: each plots the 1,000 noisy points of the question's data and, in red, the trained model's predictions. The losses printed above tell the two runs apart."
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 import torch.nn as nn

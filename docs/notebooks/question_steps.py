@@ -20,7 +20,8 @@
 # are from the machine named on [Environment](../../environment/).
 #
 # Download this notebook: [question_steps.py](question_steps.py) — a percent-format script; run it with
-# `python`, or open it in Jupyter with jupytext.
+# `python`, or open it in Jupyter with jupytext — or [question_steps.ipynb](question_steps.ipynb), executed, with
+# the outputs shown here.
 
 # %%
 import torch
@@ -80,7 +81,7 @@ def train_model(batch_size, epochs):
 model_512 = train_model(512, 20)
 model_full = train_model(10000, 400)
 
-# %%
+# %% alt="sin(x) on 10,000 points in blue, with the fits of the two models: batch size 512 for 20 epochs in orange and the full batch of 10,000 for 400 epochs in green, both after 400 optimizer steps."
 # 绘图对比 (plot to compare)
 plt.figure(figsize=(12, 6))
 plt.plot(X.numpy(), y.numpy(), label='True sin(x)', color='blue')

@@ -26,6 +26,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
+
 _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
 # Hook state that must outlive the purge of the snippets modules.
 _builds = 0
@@ -90,7 +92,8 @@ def _keep_executed(original):
             return original(nb_path, execute=execute, kernel_name=kernel_name, **options)
         machines = _lab("machines")
         if machines.frozen():  # FROZEN=1: the leading machine's executed notebook, never an execution
-            return original(str(_executed_path(nb_path)), execute=False, kernel_name=kernel_name, **options)
+            executed = str(_executed_path(nb_path))
+            return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
         import jupytext
         import nbformat
         from nbclient import NotebookClient
@@ -103,10 +106,37 @@ def _keep_executed(original):
         target.parent.mkdir(parents=True, exist_ok=True)
         _lab("cache").store_text(target, nbformat.writes(notebook))
         machines.keep_notebook(Path(nb_path), target)  # into the recording being made by make record, if one is
-        return original(str(target), execute=False, kernel_name=kernel_name, **options)
+        return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
 
     nb2html.pitfalls_wrapped = True
     return nb2html
+
+
+NO_ALT = 'alt="No description has been provided for this image"'
+
+
+def with_alt_text(page: str, executed: str) -> str:
+    """nbconvert gives every figure of a notebook the alt text "No description has been provided for this image";
+    each gets instead the ``alt`` of its cell's metadata, written on the cell's first line in the percent-format
+    source: ``# %% alt="What the figure shows"``. A figure whose cell has none fails the build, by name."""
+    import html
+
+    import nbformat
+
+    notebook = nbformat.read(executed, as_version=4)
+    alts: list[str] = []
+    for number, cell in enumerate(notebook.cells, 1):
+        figures = sum(1 for output in cell.get("outputs", [])
+                      if {"image/png", "image/jpeg"} & set(output.get("data", {})))
+        if figures and not str(cell.metadata.get("alt", "")).strip():
+            raise PluginError(f"{Path(executed).name}: cell {number} draws {figures} figure(s) but has no alt text; "
+                              'describe what it shows on the cell\'s first line: # %% alt="..."')
+        alts += [cell.metadata.get("alt", "")] * figures
+    pieces = page.split(NO_ALT)
+    if len(pieces) - 1 != len(alts):
+        raise PluginError(f"{Path(executed).name}: {len(alts)} figure(s) in the notebook's outputs but "
+                          f"{len(pieces) - 1} image(s) without alt text in its page")
+    return pieces[0] + "".join(f'alt="{html.escape(alt, quote=True)}"{piece}' for alt, piece in zip(alts, pieces[1:]))
 
 
 def _configure_notebooks(config, jupyter) -> None:

@@ -379,6 +379,18 @@ def ratio_interval(interval: dict, *, suffix: str = "×") -> str:
     return f"{value:,.{digits}f}{suffix} ({low:,.{digits}f}–{high:,.{digits}f})"
 
 
+def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
+    """A check's measured ``values[key]`` with the 95 % interval the check measured (its ``low`` and ``high``), as
+    ``ratio_interval`` writes it: ``10× (9.4–10.7)``, or with ``percent`` a share in percent, ``91% (83–93)``.
+    This is how a claim states what was found; its threshold stays in the claim's tip."""
+    if key not in values:
+        raise KeyError(f"the check measured no {key!r}; it measured: {', '.join(values) or 'nothing'}")
+    scale = 100 if percent else 1
+    interval = {"value": values[key] * scale,
+                **{end: None if values.get(end) is None else values[end] * scale for end in ("low", "high")}}
+    return ratio_interval(interval, suffix="%" if percent else "×")
+
+
 def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:
     """A visible warning naming each measurement too uncertain to support what is printed: its interval is too
     wide, or other programs held the machine while it was measured (``timing.is_noisy``)."""

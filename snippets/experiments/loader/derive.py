@@ -120,12 +120,18 @@ STAGE_GROUPS = {"per_sample": ("indexing", "collate"), "parts": ("iterator", "sa
 def breakdown_shares(result: Value, together: dict[str, tuple[str, ...]] | None = None) -> dict[str, Interval]:
     """Each stage of a DataLoader epoch as a share of the whole epoch, and groups of stages taken together:
     ``per_sample`` is indexing and collate, ``parts`` every stage but the copy (which happens inside the
-    collate), and any group named in ``together`` (name: stage keys)."""
+    collate), and any group named in ``together`` (name: stage keys).
+
+    The stages are timed one by one, so a bootstrapped interval can reach past the whole epoch; a part of the
+    epoch cannot take longer than the epoch, so an interval's upper end is capped at 1 (the value is not)."""
     epoch = stage_row(result, "whole epoch")
     rows = {key: stage_row(result, prefix) for key, prefix in STAGE_PREFIXES.items()}
     shares = {key: timing.ratio(row, epoch) for key, row in rows.items()}
     for name, keys in {**STAGE_GROUPS, **(together or {})}.items():
         shares[name] = timing.ratio(combined([rows[key] for key in keys]), epoch)
+    for share in shares.values():
+        if share["high"] is not None and share["value"] <= 1:
+            share["high"] = min(share["high"], 1.0)
     return shares
 
 
