@@ -668,6 +668,17 @@ def test_no_horizontal_overflow_on_a_phone(visits):
     assert not problems, _report(problems, f"pages wider than a {PHONE['width']}px phone screen")
 
 
+def test_tables_fit_a_laptop_page(visits):
+    """At 1280 px every table on show is whole: none needs its scroll bar to show a column."""
+    problems = []
+    for visit in _visited(visits):
+        for table in visit["light"]["tables"]:
+            if table["boxWidth"] and table["tableWidth"] > table["boxWidth"] + 1:
+                problems.append(f"/{visit['page']}: table [{table['header']}] is {table['tableWidth']}px wide in a "
+                                f"{table['boxWidth']}px column at {LAPTOP['width']}px")
+    assert not problems, _report(problems, "tables wider than a laptop's page")
+
+
 @pytest.mark.parametrize("term, expected", SEARCHES, ids=[t for t, _ in SEARCHES])
 def test_search_finds_the_right_page(browser, base_url, term, expected):
     session = _Session(browser, base_url, viewport=LAPTOP)
@@ -780,3 +791,18 @@ def test_code_annotations_render(browser, base_url):
         session.close()
     assert markers == 1, f"{markers} annotation markers in the accumulation loop"
     assert "(1)!" not in code and "# (1)" not in code, f"the literal annotation comment shows: {code!r}"
+
+
+def test_recipe_names_never_break_on_a_phone(browser, base_url):
+    """The home page's table of recipes keeps each file name on one line on a phone."""
+    phone = _Session(browser, base_url, viewport=PHONE, phone=True)
+    try:
+        phone.open(base_url)
+        lines = phone.page.evaluate(
+            "() => [...document.querySelectorAll('.md-typeset table td:first-child a > code')]"
+            ".map((c) => [c.textContent, c.getClientRects().length])")
+    finally:
+        phone.close()
+    assert len(lines) >= 3, f"the recipes' table lists {len(lines)} files"
+    broken = [name for name, boxes in lines if boxes != 1]
+    assert not broken, f"file names broken across lines on a {PHONE['width']}px phone: {broken}"

@@ -356,3 +356,12 @@ def test_compile_failure_is_reported_not_raised(monkeypatch):
 def test_scaling_needs_three_rounds_for_an_interval(experiment, sizes):
     with pytest.raises(ValueError, match=r"rounds must be >= 3 .* got 2"):
         getattr(measure, experiment).func(**sizes, rounds=2)
+
+
+def test_a_spread_from_fewer_than_four_blocks_is_not_printed():
+    result = test_checks_loader.worker_times()
+    result["rows"][1]["blocks"] = 3  # num_workers=1 at N = 1,000: three epochs of about a second
+    text = figures.workers(_synthetic(result, "workers")).split("**N = 10,000")[0]
+    lines = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| num_workers")}
+    assert "| — |" in lines["num_workers=1"]
+    assert "| — |" not in lines["num_workers=0"], "twelve blocks give an IQR"

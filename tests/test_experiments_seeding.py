@@ -180,6 +180,13 @@ def test_thread_count_effect_restores_threads_and_reports_what_it_measured():
     finally:
         torch.set_num_threads(threads)
     assert result["rows"][0]["equal"] == torch.equal(sums[0], sums[-1])
+    assert result["rows"][0]["max_abs_value"] == pytest.approx(sums[0].abs().item(), rel=1e-4)
+    # the table puts each difference on the scale of its values
+    table = figures.thread_count_effect(result)
+    assert r"max \|Δ\| ÷ max \|value\|" in table
+    first = result["rows"][0]
+    expected = f"{first['max_abs_diff'] / first['max_abs_value']:.2g}"
+    assert f"| {expected} |" in table.splitlines()[2], table
 
 
 def test_thread_count_effect_tells_a_repeat_from_a_thread_effect(monkeypatch):

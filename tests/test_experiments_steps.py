@@ -173,7 +173,11 @@ def test_curves_renderers(small_curves):
         figure = figures.curves(result, order)
         assert figure.count("<svg") == 1 and 'data-timing="true"' in figure and "pitfalls-stamp" in figure
     table = figures.equal_steps(result)
-    assert "pitfalls-stamp" in table and table.count("\n| ") == 1 + len(small_curves["runs"])
+    by_steps, by_epochs = table.split("**At equal epochs (2), as the question compares them**")
+    runs = len(small_curves["runs"])
+    assert by_steps.count("\n| ") == 2 + runs and "| loss @ 12 steps | samples for 12 steps |" in by_steps
+    assert by_epochs.count("\n| ") == 2 + runs and "| steps in 2 epochs | loss @ 2 epochs |" in by_epochs
+    assert "pitfalls-stamp" in by_epochs
     assert "<svg" in figures.fit(result)
 
 

@@ -145,3 +145,42 @@ def test_non_timing_figures_are_byte_identical_across_builds(built_site, tmp_pat
         assert first_figures == second_figures, f"{page}: a non-timing figure changed between builds"
         compared += len(first_figures)
     assert compared >= 3
+
+
+def _visible_text(html: str) -> str:
+    """A page's text as a reader sees it: no tags, no claim tips, whitespace collapsed."""
+    import html as html_module
+
+    html = re.sub(r'<span class="pitfalls-claim__tip"[^>]*>.*?</span>', " ", html, flags=re.S)
+    html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
+    return " ".join(html_module.unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_site):
+    """The question's loader ratios and the per-sample share are quoted on the home page, in the loader page's
+    In short, in its table, its claims and its summary: each reads the same, to the digit, wherever it is."""
+    from snippets.experiments.loader import derive, figures, measure
+    from snippets.lab import run
+    from snippets.lab.render import ratio_interval
+
+    home = _visible_text((built_site / "index.html").read_text(encoding="utf-8"))
+    loader = _visible_text((built_site / "loader-overhead" / "index.html").read_text(encoding="utf-8"))
+    in_short, rest = loader.split("In short", 1)[1].split("The loss half of the question", 1)
+    summary = rest.split("Summary", 1)[1]
+    ratios = derive.question_ratios(run(measure.question_timing))
+    per_sample = figures.percent(derive.breakdown_shares(run(measure.breakdown))["per_sample"])
+    problems = []
+    for name in ("DataLoader", "DataLoader + BatchedTensorDataset", "TensorLoader"):
+        shown = ratio_interval(ratios[name])
+        for where, text in (("home page", home), ("loader page, In short", in_short),
+                            ("loader page, Summary", summary), ("loader page, question's table", rest)):
+            if shown not in text:
+                problems.append(f"{name} ÷ direct is {shown} but the {where} does not say so")
+        value = shown.split(" (")[0]
+        others = set(re.findall(re.escape(value) + r" \([^)]*\)", " ".join((home, in_short, summary)))) - {shown}
+        if others:
+            problems.append(f"{name} ÷ direct is {shown}, also printed as {sorted(others)}")
+    for where, text in (("loader page, In short", in_short), ("loader page, the answer's explanations", rest)):
+        if per_sample not in text:
+            problems.append(f"the per-sample share is {per_sample} but the {where} does not say so")
+    assert not problems, "\n".join(problems)

@@ -247,7 +247,7 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
     def one_round() -> None:
         before = cpu_snapshot()
         for name, fn in functions.items():
-            known = timings[name][0]["number"] if timings[name] else None
+            known = timings[name][0].get("number") if timings[name] else None
             timings[name].append(measure(fn, repeats=repeats, min_run_time=min_run_time / rounds,
                                          block_time=block_time, device=device, number=known))
         shares.append(contention(before, cpu_snapshot()))

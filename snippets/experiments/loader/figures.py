@@ -51,6 +51,11 @@ def warning(named: list[tuple[str, Interval]]) -> str:
     return "\n" + noise_warning(found) if found else ""
 
 
+# Fewer timed blocks than this in a measurement (in each round, for rounds) give no spread worth printing: the
+# IQR column shows — instead.
+MIN_BLOCKS_FOR_IQR = 4
+
+
 def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, Interval], *, label: str,
                    baseline: str, extra: Sequence[str] = ()) -> str:
     """Median, spread, and each row's ratio to the ``baseline`` row with its 95 % interval; the stamp; a noise
@@ -61,7 +66,9 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
     for row in rows:
         ratio = "1 (baseline)" if row["label"] == baseline else cell(ratio_interval(intervals[row["label"]]))
         repeats = len(row["rounds"]) if by_rounds else row["blocks"]
-        body.append([row["label"], seconds(row["median"]), seconds(row["iqr"]), ratio, repeats,
+        per_measurement = row["blocks"] / repeats if by_rounds else row["blocks"]
+        spread = seconds(row["iqr"]) if per_measurement >= MIN_BLOCKS_FOR_IQR else "—"
+        body.append([row["label"], seconds(row["median"]), spread, ratio, repeats,
                      *(row.get(key, "") for key in extra)])
     named = [(f"{name} ÷ {baseline}", interval) for name, interval in intervals.items()]
     return (table(headers, body, align="l" + "r" * (len(headers) - 1)) + "\n" + stamp_line(result)

@@ -48,7 +48,7 @@ def rng_consumers(result: Result) -> str:
     rows = []
     for row in result["rows"]:
         draws = row["int64_draws"]
-        shown = str(draws) if draws is not None else "other (many values)"
+        shown = str(draws) if draws is not None else "not a count of int64 draws"
         rows.append([f"`{row['operation'].split(' — ')[0]}`" if "—" in row["operation"] else f"`{row['operation']}`",
                      "**yes**" if row["advances"] else "no", shown])
     return render.table(["operation", "advances the global RNG", "equivalent int64 draws"], rows, align="lcr")
@@ -57,9 +57,10 @@ def rng_consumers(result: Result) -> str:
 def thread_count_effect(result: Result) -> str:
     lo, hi = result["thread_counts"][0], result["thread_counts"][-1]
     rows = [[row["operation"], "yes" if row["repeatable"] else "**no**", "yes" if row["equal"] else "**no**",
-             f"{row['max_abs_diff']:.3g}"] for row in result["rows"]]
+             f"{row['max_abs_diff']:.3g}", f"{row['max_abs_diff'] / row['max_abs_value']:.2g}"
+             if row["max_abs_value"] else "—"] for row in result["rows"]]
     return render.table(["computation", "repeats bitwise at each count", f"bitwise equal, {lo} vs {hi} threads",
-                         "max |Δ|"], rows, align="lccr")
+                         "max |Δ|", "max |Δ| ÷ max |value|"], rows, align="lccrr")
 
 
 def deterministic_operations(result: Result) -> str:

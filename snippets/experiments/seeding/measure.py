@@ -355,6 +355,7 @@ def thread_count_effect(n_values: int = 3_000_017, size: int = 512, epochs: int 
     lo, hi = counts
     rows = [{"operation": name, "equal": torch.equal(outputs[lo][name][0], outputs[hi][name][0]),
              "max_abs_diff": (outputs[lo][name][0] - outputs[hi][name][0]).abs().max().item(),
+             "max_abs_value": outputs[lo][name][0].abs().max().item(),
              "repeatable": all(torch.equal(*outputs[count][name]) for count in counts)} for name in operations]
     return {"thread_counts": counts, "rows": rows, "any_differs": not all(r["equal"] for r in rows)}
 

@@ -52,24 +52,30 @@ def curves(result: Result, order: str) -> str:
 
 
 def equal_steps(result: Result) -> str:
+    """Two tables, narrow enough for a laptop's page: the runs at equal step counts, with what the last count cost
+    in samples and time; then the same runs at equal epochs, the question's comparison."""
     n, epochs = result["n_samples"], result["epochs"]
     marks = result["equal_steps"]
     last = marks[-1]
-    headers = ["order", "batch", *[f"loss @ {s} steps" for s in marks], f"samples for {last} steps",
-               f"time for {last} steps", f"loss @ {epochs} epochs", f"steps in {epochs} epochs"]
-    body = []
+    steps_headers = ["order", "batch", *[f"loss @ {s} steps" for s in marks], f"samples for {last} steps",
+                     f"time for {last} steps"]
+    epochs_headers = ["order", "batch", f"steps in {epochs} epochs", f"loss @ {epochs} epochs"]
+    by_steps, by_epochs = [], []
     for run in result["runs"]:
-        cells = [ORDER_TITLE[run["order"]].split(",")[0], f"{run['batch_size']:,}"]
+        name = [ORDER_TITLE[run["order"]].split(",")[0], f"{run['batch_size']:,}"]
+        cells = list(name)
         for s in marks:
             rec = at_step(run, s)
             cells.append(_loss(rec["loss"]) if rec else "—")
         rec = at_step(run, last)
         cells += [f"{rec['samples']:,} ({rec['samples'] / n:.3g} ep.)" if rec else "—",
                   render.seconds(rec["seconds"]) if rec else "—"]
+        by_steps.append(cells)
         end = at_step(run, epochs * run["steps_per_epoch"])
-        cells += [_loss(end["loss"]) if end else "—", f"{epochs * run['steps_per_epoch']:,}"]
-        body.append(cells)
-    return render.table(headers, body, align="lr" + "r" * (len(headers) - 2)) + "\n" + render.stamp_line(result)
+        by_epochs.append([*name, f"{epochs * run['steps_per_epoch']:,}", _loss(end["loss"]) if end else "—"])
+    return (f"**At equal steps**\n\n" + render.table(steps_headers, by_steps, align="lr" + "r" * len(marks) + "rr")
+            + f"\n**At equal epochs ({epochs}), as the question compares them**\n\n"
+            + render.table(epochs_headers, by_epochs, align="lrrr") + "\n" + render.stamp_line(result))
 
 
 def fit(result: Result) -> str:
@@ -280,8 +286,8 @@ def distributed(result: Result) -> str:
                      repeated or "none", ", ".join(map(str, r["ranks_ending_in_a_repeat"])) or "—",
                      dropped or "none", " / ".join(map(str, r["per_rank_steps"])),
                      r["recipe_steps"], r["single_process_steps"]])
-    headers = ["N", "sampler `drop_last`", "samples per rank", "sum (all_reduce)", "repeated indices",
-               "ranks ending in a repeat", "never seen", "steps per rank", "recipe", "steps, one process"]
+    headers = ["N", "sampler `drop_last`", "samples per rank", "sum (all_reduce)", "indices dealt twice",
+               "ranks ending in a repeat", "indices never dealt", "steps per rank", "recipe", "steps, one process"]
     return render.table(headers, rows, align="rlrrllrrrr")
 
 
