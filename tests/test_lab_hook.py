@@ -483,6 +483,11 @@ def _notebook_with_figures(tmp_path, alts: list) -> str:
                                                                          "text/plain": "<Figure>"})]
         notebook.cells.append(cell)
     notebook.cells.append(nbformat.v4.new_code_cell("print(1)"))
+    notebook.cells.append(nbformat.v4.new_markdown_cell("No outputs here."))
+    jpeg = nbformat.v4.new_code_cell("photo", metadata={"alt": "A photo"})
+    jpeg.outputs = [nbformat.v4.new_output("display_data", data={"image/jpeg": "/9j/4AAQ", "text/plain": "<img>"})]
+    if alts and alts[-1] == "with a photo":
+        notebook.cells.append(jpeg)
     path = tmp_path / "executed.ipynb"
     nbformat.write(notebook, str(path))
     return str(path)
@@ -500,8 +505,25 @@ def test_a_notebook_figure_without_alt_text_fails_the_build_by_cell(tmp_path):
     from mkdocs.exceptions import PluginError
 
     executed = _notebook_with_figures(tmp_path, ["described", None])
-    with pytest.raises(PluginError, match=r"executed.ipynb: cell 2 draws 1 figure\(s\) but has no alt text"):
+    with pytest.raises(PluginError, match=r"executed.ipynb: cell 2 draws 1 figure\(s\) but has no alt text; "
+                                          r"describe what it shows on the cell's first line: # %% alt=\"...\""):
         hook.with_alt_text(f"<img {hook.NO_ALT}><img {hook.NO_ALT}>", executed)
     executed = _notebook_with_figures(tmp_path, ["described"])
     with pytest.raises(PluginError, match=r"1 figure\(s\) in the notebook's outputs but 2 image\(s\) without alt"):
         hook.with_alt_text(f"<img {hook.NO_ALT}><img {hook.NO_ALT}>", executed)
+
+
+def test_a_jpeg_figure_gets_its_alt_text_too(tmp_path):
+    executed = _notebook_with_figures(tmp_path, ["a plot", "with a photo"])
+    page = f"<img {hook.NO_ALT}><img {hook.NO_ALT}><img {hook.NO_ALT}>"
+    assert hook.with_alt_text(page, executed) == '<img alt="a plot"><img alt="with a photo"><img alt="A photo">'
+
+
+def test_the_legend_follows_the_first_heading():
+    claim = '<span class="pitfalls-claim">x</span>'
+    page = f"<h1>Title</h1><p>{claim}</p><h1>Another</h1>"
+    assert hook._with_legend(page) == f"<h1>Title</h1>\n{hook.LEGEND}\n<p>{claim}</p><h1>Another</h1>"
+    at_start = f"</h1>{claim}"
+    assert hook._with_legend(at_start) == f"</h1>\n{hook.LEGEND}\n{claim}"
+    assert hook._with_legend(claim) == f"\n{hook.LEGEND}\n{claim}"
+    assert hook._with_legend("<h1>No claims</h1>") == "<h1>No claims</h1>"

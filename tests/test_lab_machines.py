@@ -333,3 +333,26 @@ def test_the_environment_page_lists_each_machine_with_its_current_and_stale_resu
 def test_an_experiment_is_found_by_its_name(lab):
     assert cache.find_experiment("machpage.speed") is lab.speed
     assert cache.find_experiment("machpage.gone") is None and cache.find_experiment("nopage.speed") is None
+
+
+def test_the_machine_note_lists_every_verdict_in_order(monkeypatch, ratio_check):
+    from snippets.lab import claims
+
+    @check("ratio > 3, maybe", timing=True)
+    def unsure(result):
+        return None, {"ratio": result["ratio"]}
+
+    verdicts = [("a", ratio_check({"ratio": 5})), ("b<", ratio_check({"ratio": 6})), ("c", ratio_check({"ratio": 2})),
+                ("d", unsure({"ratio": 3})), ("e", "not recorded on e"), ("f", "stale on f")]
+    monkeypatch.setattr(machines, "elsewhere", lambda outcome: verdicts)
+    here = ratio_check({"ratio": 5})
+    assert claims._on_other_machines(here) == (
+        f' <small class="pitfalls-machines pitfalls-machines--fails" data-check="{here.name}">'
+        "[recorded machines: holds on a, b&lt;; fails on c (ratio = 2); undecided on d (ratio = 3)]"
+        ' <span class="pitfalls-machines__unknown">(not checked on e: not recorded on e; f: stale on f)</span></small>')
+    monkeypatch.setattr(machines, "elsewhere", lambda outcome: [("g", "not recorded on g")])
+    assert claims._on_other_machines(here) == (
+        f' <small class="pitfalls-machines" data-check="{here.name}">[recorded machines: none usable]'
+        ' <span class="pitfalls-machines__unknown">(not checked on g: not recorded on g)</span></small>')
+    monkeypatch.setattr(machines, "elsewhere", lambda outcome: [("a", ratio_check({"ratio": 5}))])
+    assert claims._on_other_machines(here).endswith("[recorded machines: holds on a]</small>")

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from snippets.lab import timing
+from snippets.lab.timing import measure
 
 
 def _rounds(values):
@@ -242,3 +243,65 @@ def test_the_home_page_states_the_noise_rules_the_lab_applies():
     page = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
     assert f"more than ±{timing.NOISE_TOLERANCE:.0%}".replace("%", " %") in page
     assert f"used more\n  than {timing.CONTENTION_LIMIT:.0%}".replace("%", " %") in page
+
+
+def test_contention_boundaries():
+    # a window of exactly MIN_WINDOW_S is long enough; the window is a difference of times, not a sum
+    assert timing.contention((0.0, 0, 0, 0), (timing.MIN_WINDOW_S, 50, 100, 0)) == pytest.approx(0.5)
+    assert timing.contention((100.0, 0, 0, 0), (100.1, 50, 100, 0)) is None
+    # one tick counted is enough to tell
+    assert timing.contention((0.0, 0, 0, 0), (1.0, 1, 1, 0)) == 1.0
+
+
+class _Snapshots:
+    """``cpu_snapshot`` scripted: each call a second later, with ``busy`` of every 100 ticks used by others."""
+
+    def __init__(self, busy: list[int]):
+        self.busy, self.calls, self.now, self.ticks, self.others = list(busy), 0, 0.0, 0, 0
+
+    def __call__(self):
+        if self.calls:
+            self.now += 1.0
+            self.ticks += 100
+            self.others += self.busy.pop(0) if self.busy else 0
+        self.calls += 1
+        return self.now, self.others, self.ticks, 0
+
+
+def test_measure_reports_the_contention_of_its_own_window(monkeypatch):
+    monkeypatch.setattr(timing, "cpu_snapshot", _Snapshots([30]))
+    stats = measure(lambda: None, repeats=2, min_run_time=0.0, block_time=0.0)
+    assert stats["contention"] == pytest.approx(0.30)
+
+
+def test_measure_accepts_a_block_of_one_call():
+    calls = []
+    stats = measure(lambda: calls.append(1), repeats=3, min_run_time=0.0, number=1)
+    assert stats["number"] == 1 and stats["runs"] == len(calls) == 3
+
+
+def test_interleaved_measures_each_rounds_contention_and_keeps_the_quiet_ones(monkeypatch):
+    # snapshots: the whole run's first, then before and after each measure and each round (scripted busy shares)
+    snapshots = _Snapshots([0] * 100)
+    monkeypatch.setattr(timing, "cpu_snapshot", snapshots)
+    result = timing.interleaved({"a": lambda: None}, rounds=3, min_run_time=0.0, block_time=0.0, repeats=1)
+    assert result["a"]["contention"] == 0.0 and result["a"]["busy_rounds_left_out"] == 0
+    # four snapshots a round (before it, around its measure, after it): the first round busy, the rest quiet
+    monkeypatch.setattr(timing, "cpu_snapshot", _Snapshots([0, 50, 50, 50] + [0] * 100))
+    result = timing.interleaved({"a": lambda: None}, rounds=4, min_run_time=0.0, block_time=0.0, repeats=1)
+    assert result["a"]["busy_rounds_left_out"] == 1 and result["a"]["contention"] == 0.0
+    assert len(result["a"]["rounds"]) == 3
+
+
+def test_interleaved_judges_rounds_too_short_to_tell_by_the_whole_run(monkeypatch):
+    state = {"now": 0.0, "ticks": 0, "others": 0}
+
+    def snapshot():  # each call 0.05 s later: every round is too short, the whole run is not
+        state["now"] += 0.05
+        state["ticks"] += 10
+        state["others"] += 2
+        return state["now"], state["others"], state["ticks"], 0
+
+    monkeypatch.setattr(timing, "cpu_snapshot", snapshot)
+    result = timing.interleaved({"a": lambda: None}, rounds=3, min_run_time=0.0, block_time=0.0, repeats=1)
+    assert result["a"]["contention"] == pytest.approx(0.2)

@@ -515,3 +515,19 @@ def test_batched_dataset_batches_stay_on_the_tensors_device(device):
     for want, have in zip(reference, loader, strict=True):
         assert all(t.device.type == torch.device(device).type for t in have)
         assert_same_batch(tuple(want), tuple(t.cpu() for t in have))
+
+
+def test_a_samplers_indices_become_an_int64_tensor_as_given():
+    from snippets.tensor_loader import _index_tensor
+
+    assert torch.equal(_index_tensor([2, 0, -1]), torch.tensor([2, 0, -1]))  # negative indices count from the end
+    assert _index_tensor([2, 0, -1]).dtype == torch.int64
+    empty = _index_tensor([])
+    assert empty.dtype == torch.int64 and empty.shape == (0,)
+    floats = _index_tensor([1.0, 3.0])  # not plain integers: converted by torch
+    assert floats.dtype == torch.int64 and floats.tolist() == [1, 3]
+    given = torch.tensor([4, 1])
+    assert _index_tensor(given) is given
+    x = torch.arange(10.0).unsqueeze(1)
+    (batch,) = BatchedTensorDataset(x).__getitems__([9, -1, 0])
+    assert batch.squeeze(1).tolist() == [9.0, 9.0, 0.0]
