@@ -356,3 +356,182 @@ def test_the_machine_note_lists_every_verdict_in_order(monkeypatch, ratio_check)
         ' <span class="pitfalls-machines__unknown">(not checked on g: not recorded on g)</span></small>')
     monkeypatch.setattr(machines, "elsewhere", lambda outcome: [("a", ratio_check({"ratio": 5}))])
     assert claims._on_other_machines(here).endswith("[recorded machines: holds on a]</small>")
+
+
+# ---- make record's command line and the commit it records --------------------------------------------------------
+
+
+def test_make_record_says_what_it_recorded(monkeypatch, tmp_path, capsys):
+    target = tmp_path / "results" / "laptop-m2"
+    (target / "sub").mkdir(parents=True)
+    (target / "manifest.json").write_bytes(b"x" * 1536)
+    (target / "sub" / "a.json").write_bytes(b"y" * 1536)
+    calls = []
+
+    def fake_record(label, *, replace=False):
+        calls.append((label, replace))
+        return target
+
+    monkeypatch.setattr(machines, "record", fake_record)
+    monkeypatch.setattr(cache, "PROJECT_ROOT", tmp_path)
+    assert machines.main(["laptop-m2"]) == 0
+    assert calls == [("laptop-m2", False)]
+    assert capsys.readouterr().out == "Recorded results/laptop-m2/: 2 files, 3 KiB. Commit it to share it.\n"
+    assert machines.main(["laptop-m2", "--replace"]) == 0 and calls[-1] == ("laptop-m2", True)
+
+
+def test_make_record_explains_itself_and_its_refusals(monkeypatch, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        machines.main(["--help"])
+    assert exit_.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.startswith("usage: make record [-h] [--replace] label")
+    assert "Record this machine's results into results/<label>/." in text
+    assert "the machine's label, e.g. laptop-m2 (MACHINE=…)" in text
+    assert "--replace replace a recording made on another machine" in text
+
+    def refuse(label, *, replace=False):
+        raise machines.ArchiveError("results/x was recorded on another machine")
+
+    monkeypatch.setattr(machines, "record", refuse)
+    assert machines.main(["x"]) == 2
+    assert capsys.readouterr().err == "make record: results/x was recorded on another machine\n"
+
+
+def test_the_recorded_commit_says_whether_the_tree_was_clean(monkeypatch, tmp_path):
+    import subprocess
+
+    monkeypatch.setattr(cache, "PROJECT_ROOT", tmp_path)
+    assert machines._commit() == "unknown", "not a git repository"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "a.txt").write_text("one")
+    subprocess.run([*git, "add", "a.txt"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=tmp_path, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    assert machines._commit() == head
+    (tmp_path / "new.txt").write_text("untracked files do not make it dirty")
+    assert machines._commit() == head
+    (tmp_path / "a.txt").write_text("two")
+    assert machines._commit() == head + "-dirty"
+
+
+def test_a_folders_size_counts_its_files_at_every_depth(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "x").write_bytes(b"1" * 10)
+    (tmp_path / "a" / "b" / "y").write_bytes(b"2" * 5)
+    assert machines._size(tmp_path) == 15
+
+
+def test_the_environment_pages_table_of_machines_in_full(lab, monkeypatch):
+    assert machines.overview() == ("No machine is recorded in `results/` yet: this build shows this machine only. "
+                                   "`make record MACHINE=<label>` records yours.\n")
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+    _record(monkeypatch, lab, "here", HERE)
+    made = {rec.label: rec for rec in machines.recordings()}
+    table = machines.overview()
+    assert table.endswith("|\n\n"), "a blank line after the table ends it in Markdown"
+    lines = table.splitlines()
+    assert lines[0] == "| machine | device | threads | torch | recorded | commit | experiments | shown as |"
+    assert lines[1].replace(" ", "") == "|:---|:---|---:|:---|:---|:---|:---|:---|"
+    for label, device, threads, role in (("gpu-h200", "NVIDIA H200", 16, "shown beside them"),
+                                         ("here", "CPU (here)", 2, "this build's results")):
+        rec = made[label]
+        row = (f"| `{label}` | {device} | {threads} | 2.13.0 | {rec.manifest['recorded_at'][:10]} | "
+               f"`{rec.commit[:12]}` | 2 current, 0 stale | {role} |")
+        assert row in lines, (row, lines)
+    assert len(lines) == 5
+
+
+def test_machine_tabs_are_materials_content_tabs(monkeypatch):
+    monkeypatch.setattr(machines, "_tab_sets", 0)
+    html_ = machines.tabs([("a<b", "<p>one</p>"), ("c", "<p>two</p>")])
+    assert html_ == (
+        '<div class="tabbed-set tabbed-alternate pitfalls-machines__tabs" data-tabs="1:2">'
+        '<input checked id="__machines_1_1" name="__machines_1" type="radio">'
+        '<input id="__machines_1_2" name="__machines_1" type="radio">'
+        '<div class="tabbed-labels"><label for="__machines_1_1">a&lt;b</label><label for="__machines_1_2">c</label></div>\n'
+        '<div class="tabbed-content">\n'
+        '<div class="tabbed-block">\n<p>one</p>\n</div><div class="tabbed-block">\n<p>two</p>\n</div>\n'
+        '</div></div>')
+    assert 'data-tabs="2:1"' in machines.tabs([("x", "")]), "each set of tabs gets its own name"
+
+
+def test_the_leading_machine_is_named_or_the_only_one(lab, monkeypatch):
+    with pytest.raises(machines.ArchiveError, match=r"FROZEN=1 needs one machine to lead with: write its label "
+                                                    r"into .*primary \(recorded: none — run make record "
+                                                    r"MACHINE=<label> first\)"):
+        machines.primary()
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+    assert machines.primary().label == "gpu-h200", "the only recording leads"
+    _record(monkeypatch, lab, "here", HERE)
+    with pytest.raises(machines.ArchiveError, match=r"\(recorded: gpu-h200, here\)$"):
+        machines.primary()
+    (machines.results_dir() / "primary").write_text("nope\n", encoding="utf-8")
+    with pytest.raises(machines.ArchiveError, match=r"primary names 'nope', which is not a recording under .*results/ "
+                                                    r"\(recorded: gpu-h200, here\)"):
+        machines.primary()
+    (machines.results_dir() / "primary").write_text("here\n", encoding="utf-8")
+    assert machines.primary().label == "here"
+
+
+def test_a_recordings_manifest_names_everything_it_holds(lab, monkeypatch):
+    monkeypatch.setattr(machines, "_commit", lambda: "0123456789abcdef-dirty")
+    target = _record(monkeypatch, lab, "gpu-h200", THERE)
+    manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["format"] == machines.FORMAT and manifest["label"] == "gpu-h200"
+    assert manifest["fingerprint"] == THERE and manifest["commit"] == "0123456789abcdef-dirty"
+    assert manifest["python"] == sys.version.split()[0]
+    assert manifest["recorded_at"].endswith("+00:00") and len(manifest["recorded_at"]) == 25
+    assert manifest["experiments"] == {"machpage.speed": cache.source_digest(lab.speed.func),
+                                       "machpage.facts": cache.source_digest(lab.facts.func)}
+    assert manifest["notebooks"] == {}
+    assert sorted(p.name for p in machines.results_dir().iterdir()) == ["gpu-h200"], "no staging or old copy left"
+
+
+def test_a_recording_made_elsewhere_is_refused_with_what_differs(lab, monkeypatch):
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+    with pytest.raises(machines.ArchiveError) as refused:
+        _record(monkeypatch, lab, "gpu-h200", HERE)
+    assert str(refused.value) == (
+        "results/gpu-h200/ was recorded on another machine (cpu: 'there' there, 'here' here, device: 'cuda' there, "
+        "'cpu' here, device_name: 'NVIDIA H200' there, 'CPU (here)' here, threads: 16 there, 2 here); choose "
+        "another MACHINE=… or replace it with make record MACHINE=gpu-h200 REPLACE=1")
+    assert _record(monkeypatch, lab, "gpu-h200", HERE, replace=True).name == "gpu-h200"
+    assert machines.load(machines.results_dir() / "gpu-h200").fingerprint == HERE
+
+
+def test_the_recording_build_is_a_strict_build_of_this_project(monkeypatch, tmp_path):
+    import subprocess
+
+    seen = {}
+
+    def fake_run(command, cwd, env):
+        seen.update(command=command, cwd=cwd, env=env)
+        return subprocess.CompletedProcess(command, seen.get("code", 0))
+
+    monkeypatch.setattr(machines.subprocess, "run", fake_run)
+    machines._build(tmp_path, {"REFRESH": "1"})
+    assert seen["command"][:6] == [sys.executable, "-m", "mkdocs", "build", "--strict", "-d"]
+    assert seen["cwd"] == cache.PROJECT_ROOT and seen["env"] == {"REFRESH": "1"}
+    seen["code"] = 1
+    with pytest.raises(machines.ArchiveError, match=r"^the site did not build, so nothing was recorded "
+                                                    r"\(the build's errors are above\)$"):
+        machines._build(tmp_path, {})
+
+
+def test_a_recorded_result_is_read_back_whole_or_said_stale(lab, monkeypatch):
+    monkeypatch.setattr(machines, "_commit", lambda: "fedcba9876543210")
+    _record(monkeypatch, lab, "gpu-h200", THERE, n=4)
+    (rec,) = machines.recordings()
+    entry = rec.entry("machpage.speed", {"n": 4})
+    found, why = machines.lookup(rec, lab.speed, {"n": 4})
+    assert why == "" and found.cached and found.exp is lab.speed and found.timing == lab.speed.timing
+    assert (found.value, found.experiment, found.params, found.fingerprint, found.computed_at, found.elapsed_s) == (
+        entry["value"], "machpage.speed", entry["params"], THERE, entry["computed_at"], entry["elapsed_s"])
+    assert machines.lookup(rec, lab.speed, {"n": 5}) == (None, "not recorded on gpu-h200")
+    real = cache.source_digest
+    monkeypatch.setattr(cache, "source_digest", lambda func: "edited" if func is lab.speed.func else real(func))
+    assert machines.lookup(rec, lab.speed, {"n": 4}) == (None, (
+        f"recorded on gpu-h200 with an older version of this experiment (commit fedcba987654, "
+        f"{rec.manifest['recorded_at'][:10]}); re-record it with make record MACHINE=gpu-h200"))
