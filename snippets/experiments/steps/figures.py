@@ -158,7 +158,7 @@ def noise(result: Result) -> str:
     factor = c["measured"] / c["law_random"]  # as the page's claim computes it
     # the key point, written beside the square where no legend can cover it
     ax.annotate(f"{factor:,.0f}× random batches", (c["batch_size"], c["measured"]), xytext=(8, -4),
-                textcoords="offset points", fontsize=8, color=render.COLORS[2], va="top")
+                textcoords="offset points", fontsize=8, va="top")  # the text colour: legible on any background
     ax.set(xscale="log", yscale="log", xlabel="batch size B", ylabel="E |g_B − G|²",
            title=f"Minibatch gradient variance after {result['variance_at']} steps")
     # below the axes: inside them it covers the contiguous batches' square, the figure's key point
