@@ -472,8 +472,9 @@ def test_a_page_with_claims_explains_the_marks_once_after_its_title(fresh_hook, 
         '\n<p class="pitfalls-legend">'), "no title: the legend comes first"
 
 
-def _notebook_with_figures(tmp_path, alts: list) -> str:
-    """An executed notebook: one code cell per entry of ``alts`` (None: no alt), each with one PNG output."""
+def _notebook_with_figures(tmp_path, alts: list, *, photo: bool = False) -> str:
+    """An executed notebook: one code cell per entry of ``alts`` (None: no alt), each with one PNG output; with
+    ``photo``, then a cell with a JPEG output and the alt "A photo"."""
     import nbformat
 
     notebook = nbformat.v4.new_notebook()
@@ -486,7 +487,7 @@ def _notebook_with_figures(tmp_path, alts: list) -> str:
     notebook.cells.append(nbformat.v4.new_markdown_cell("No outputs here."))
     jpeg = nbformat.v4.new_code_cell("photo", metadata={"alt": "A photo"})
     jpeg.outputs = [nbformat.v4.new_output("display_data", data={"image/jpeg": "/9j/4AAQ", "text/plain": "<img>"})]
-    if alts and alts[-1] == "with a photo":
+    if photo:
         notebook.cells.append(jpeg)
     path = tmp_path / "executed.ipynb"
     nbformat.write(notebook, str(path))
@@ -514,7 +515,7 @@ def test_a_notebook_figure_without_alt_text_fails_the_build_by_cell(tmp_path):
 
 
 def test_a_jpeg_figure_gets_its_alt_text_too(tmp_path):
-    executed = _notebook_with_figures(tmp_path, ["a plot", "with a photo"])
+    executed = _notebook_with_figures(tmp_path, ["a plot", "with a photo"], photo=True)
     page = f"<img {hook.NO_ALT}><img {hook.NO_ALT}><img {hook.NO_ALT}>"
     assert hook.with_alt_text(page, executed) == '<img alt="a plot"><img alt="with a photo"><img alt="A photo">'
 

@@ -379,16 +379,20 @@ def ratio_interval(interval: dict, *, suffix: str = "×") -> str:
     return f"{value:,.{digits}f}{suffix} ({low:,.{digits}f}–{high:,.{digits}f})"
 
 
+def percent_interval(interval: dict) -> str:
+    """A share with its 95 % interval, in percent: ``61% (58–64)``."""
+    return ratio_interval({key: interval.get(key) * 100 if interval.get(key) is not None else None
+                           for key in ("value", "low", "high")}, suffix="%")
+
+
 def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
     """A check's measured ``values[key]`` with the 95 % interval the check measured (its ``low`` and ``high``), as
     ``ratio_interval`` writes it: ``10× (9.4–10.7)``, or with ``percent`` a share in percent, ``91% (83–93)``.
     This is how a claim states what was found; its threshold stays in the claim's tip."""
     if key not in values:
         raise KeyError(f"the check measured no {key!r}; it measured: {', '.join(values) or 'nothing'}")
-    scale = 100 if percent else 1
-    interval = {"value": values[key] * scale,
-                **{end: None if values.get(end) is None else values[end] * scale for end in ("low", "high")}}
-    return ratio_interval(interval, suffix="%" if percent else "×")
+    interval = {"value": values[key], "low": values.get("low"), "high": values.get("high")}
+    return percent_interval(interval) if percent else ratio_interval(interval)
 
 
 def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:

@@ -15,14 +15,15 @@ from typing import Sequence
 import torch
 
 from snippets.lab.cache import Result
-from snippets.lab.render import COLORS, new_figure, noise_warning, ratio_interval, seconds, stamp_line, svg, table
+from snippets.lab.render import (COLORS, new_figure, noise_warning, percent_interval, ratio_interval, seconds,
+                                 stamp_line, svg, table)
 from snippets.lab.timing import decide
 from snippets.lab.timing import ratio as timing_ratio
 
 from .derive import (PIN_BASELINE, RATIO_TARGET, SAME_OPERATION_MARGIN, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES,
                      TRAINING_TARGET, Interval, batch_size_ratios, breakdown_shares, disagreements, equal_n_ratio,
-                     loader_share, noisy, of_clone, per_sample_costs, pin_memory_ratio, question_ratios, series, stack_to_clone, stage,
-                     step_layout_ratio, worker_ratios, worker_rows)
+                     loader_share, noisy, of_clone, per_sample_costs, pin_memory_ratio, question_ratios, series,
+                     stack_to_clone, stage, step_layout_ratio, worker_ratios, worker_rows)
 from .measure import LOADER_NAMES
 
 # ---------------------------------------------------------------------------------------------------------
@@ -35,9 +36,8 @@ def cell(text: str) -> str:
 
 
 def percent(interval: Interval) -> str:
-    """A share with its 95 % interval, in percent: ``61% (58–64)``."""
-    return ratio_interval({key: interval[key] * 100 if interval[key] is not None else None
-                           for key in ("value", "low", "high")}, suffix="%")
+    """A share with its 95 % interval, in percent: ``61% (58–64)`` (``render.percent_interval``)."""
+    return percent_interval(interval)
 
 
 def verdict(decided: bool | None) -> str:
