@@ -139,7 +139,7 @@ def worker_times() -> dict:
                10_000: {"num_workers=0": 1.0e-2, "num_workers=1": 3.0e-2, "num_workers=2": 2.5e-2,
                         "num_workers=2, persistent_workers=True": 8.0e-3, "TensorLoader": 1.0e-4}}
     settings = [[1000, 1000], [10_000, 250]]
-    rows = [_timed(label, median, n=n, batch_size=batch_size)
+    rows = [_timed(label, median, "rounds", n=n, batch_size=batch_size)
             for n, batch_size in settings for label, median in medians[n].items()]
     return {"settings": settings, "rows": rows, "threads": 2}
 

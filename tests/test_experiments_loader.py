@@ -28,7 +28,7 @@ SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machi
     "size_scaling": dict(sizes=(100, 1000, 10_000), per_sample_limit=10_000, rounds=3, min_run_time=0.0,
                          budget_s=0.0),
     "step_share": dict(batches=4, min_run_time=0.02, budget_s=0.0),
-    "workers": dict(settings=((500, 500), (1000, 250)), repeats=3, min_run_time=0.0),
+    "workers": dict(settings=((500, 500), (1000, 250)), rounds=3, min_run_time=0.0, budget_s=0.0),
     "pin_memory": dict(megabytes=4, matmul_size=256, steps=2, n=100, min_run_time=0.01),
     "bandwidth": dict(megabytes=16, per_sample_limit=16_384, batch_sampler_limit=65_536, rounds=3,
                       min_run_time=0.02, budget_s=0.0),
@@ -179,6 +179,29 @@ def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_nois
     text = figures.question_timing(_synthetic(busy, "question_timing"))
     assert "- TensorLoader ÷ direct: " in text and "other programs used 50% of the CPU" in text
     assert "- DataLoader ÷ direct" not in text, "the tight, quiet ratios are not named"
+
+
+def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
+    question = _synthetic(test_checks_loader.question_times(), "question_timing")
+    parts = _synthetic(test_checks_loader.breakdown_times(), "breakdown")
+    steps = _synthetic(test_checks_loader.step_times(), "step_share")
+    assert figures.summary_warning(question, parts, ["per_sample", "blamed"], steps) == "", "clear numbers: no warning"
+    noisy = test_checks_loader.question_times()
+    test_checks_loader._retime(noisy["rows"][4], noisy["rows"][4]["median"], test_checks_loader.WIDE)
+    text = figures.summary_warning(_synthetic(noisy, "question_timing"), parts, ["per_sample"], steps)
+    assert '\n!!! warning "Noisy measurement on this machine"' in text and "- TensorLoader ÷ direct: " in text
+    assert "- DataLoader ÷ direct" not in text, "only the noisy number is named"
+    wide = test_checks_loader.breakdown_times()
+    test_checks_loader._retime(wide["stages"][3], wide["stages"][3]["median"], test_checks_loader.WIDE)
+    text = figures.summary_warning(question, _synthetic(wide, "breakdown"), ["per_sample", "blamed"])
+    line = next(line for line in text.splitlines() if "per-sample share of the epoch" in line)
+    assert "%" in line and "×" not in line, f"a share is written as a share: {line}"
+    assert "DataLoader's share of a step" not in text, "no steps given: no step share named"
+    busy = test_checks_loader.step_times()
+    busy["rows"][-1]["timings"]["step"]["contention"] = 0.5
+    text = figures.summary_warning(question, steps=_synthetic(busy, "step_share"))
+    assert "- DataLoader's share of a step of the MLP 784→512→512→10, cross-entropy" in text
+    assert "other programs used 50% of the CPU" in text
 
 
 def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():
@@ -352,16 +375,43 @@ def test_compile_failure_is_reported_not_raised(monkeypatch):
 
 @pytest.mark.parametrize("experiment, sizes", [("batch_size_scaling", dict(n=10, batch_sizes=(1,))),
                                                ("size_scaling", dict(sizes=(10,))),
-                                               ("bandwidth", dict(megabytes=1, widths=(16,)))])
+                                               ("bandwidth", dict(megabytes=1, widths=(16,))),
+                                               ("workers", dict(settings=((10, 10),)))])
 def test_scaling_needs_three_rounds_for_an_interval(experiment, sizes):
     with pytest.raises(ValueError, match=r"rounds must be >= 3 .* got 2"):
         getattr(measure, experiment).func(**sizes, rounds=2)
 
 
+def _worker_lines(result: dict) -> dict[str, str]:
+    text = figures.workers(_synthetic(result, "workers")).split("**N = 10,000")[0]
+    return {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| num_workers")}
+
+
 def test_a_spread_from_fewer_than_four_blocks_is_not_printed():
     result = test_checks_loader.worker_times()
+    for row in result["rows"]:  # one measurement of several blocks per row, not rounds
+        row["samples"] = row.pop("rounds")
+        del row["extra_rounds"]
     result["rows"][1]["blocks"] = 3  # num_workers=1 at N = 1,000: three epochs of about a second
-    text = figures.workers(_synthetic(result, "workers")).split("**N = 10,000")[0]
-    lines = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| num_workers")}
+    lines = _worker_lines(result)
     assert "| — |" in lines["num_workers=1"]
     assert "| — |" not in lines["num_workers=0"], "twelve blocks give an IQR"
+
+
+def test_a_spread_from_fewer_than_four_blocks_per_round_is_not_printed():
+    result = test_checks_loader.worker_times()
+    rounds = len(result["rows"][0]["rounds"])
+    result["rows"][0]["blocks"] = 4 * rounds
+    result["rows"][1]["blocks"] = 3 * rounds
+    lines = _worker_lines(result)
+    assert "| — |" in lines["num_workers=1"], "three blocks per round give no IQR"
+    assert "| — |" not in lines["num_workers=0"], "four blocks per round give an IQR"
+
+
+def test_a_stored_timing_keeps_what_decides_whether_it_is_a_finding(results):
+    row = measure._timing_row("x", {"median": 1.0, "rounds": [1.0], "contention": 0.3, "busy_rounds_left_out": 2,
+                                    "internal": "dropped"}, n=5)
+    assert row == {"label": "x", "median": 1.0, "rounds": [1.0], "contention": 0.3, "busy_rounds_left_out": 2, "n": 5}
+    for name in ("question_timing", "workers", "bandwidth"):
+        timed = [r for r in results[name].value["rows"] if r.get("median") is not None]
+        assert timed and all("contention" in r for r in timed), f"{name}: a timing without the machine's load"

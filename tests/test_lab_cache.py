@@ -118,6 +118,19 @@ def test_an_experiment_module_is_read_as_it_is_imported(private_cache, package):
     assert cache.source_digest(module.double.func) == key
 
 
+def test_an_experiment_module_edited_before_its_first_run_is_keyed_as_imported(private_cache, package):
+    module, pkg = package
+    imported = (pkg / "exp.py").read_bytes()
+    (pkg / "exp.py").write_text((pkg / "exp.py").read_text() + "\n# edited after the import, before any run\n")
+    assert cache._loaded_source(module.__name__) == imported, "read when @experiment ran, during the import"
+
+
+def test_only_experiments_are_found_by_name():
+    assert cache.find_experiment("loader.question_timing").name == "loader.question_timing"
+    assert cache.find_experiment("loader.consume") is None, "a helper of the page, not an experiment"
+    assert cache.find_experiment("loader.LOADER_NAMES") is None
+
+
 def test_imported_snippets_modules_are_part_of_the_key():
     from snippets.experiments.seeding import measure
 

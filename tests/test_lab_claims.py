@@ -143,6 +143,11 @@ def test_a_claims_tip_names_the_experiment_and_the_machine_never_a_repr(on_page)
     assert tip == ("Checked when this page was built: ratio &gt; 3. Measured: ratio = 7.7. From "
                    "loader.question_timing, measured with torch 2.13.0 · CPU (demo) · 2 threads · 2026-11-30.")
     assert "Result(" not in text and "{" not in tip
+    other = Result({}, "loader.breakdown", {}, result.fingerprint, result.computed_at, 1.0, True)
+    both = Check("loader.slower", "ratio > 3", True, {"ratio": 7.7},
+                 args=((result, other), {"again": result, "n": 3}))
+    assert " From loader.question_timing, loader.breakdown, measured with torch" in say(both, "{ratio}×"), \
+        "each experiment named once, in order"
 
 
 def test_say_escapes_the_check_name():

@@ -236,6 +236,10 @@ def test_a_panel_lists_recipes_helpers_drawing_and_checks(fakepage, private_cach
     assert re.search(r'2026-03-04\.</p>\n<div class="pitfalls-code__body" data-key="[0-9a-f]{16}">\n'
                      r'<div class="language-python highlight">', panel), "the provenance, then the sources"
     assert re.search(r'</details>\n</div><!--/pitfalls-code [0-9a-f]{16}-->\n</details>\n$', panel)
+    deferred = provenance.defer(panel, "")[1]
+    [body] = deferred.values()
+    assert body.startswith('<div class="language-python highlight">') and "</div>\n\n<p>It uses the recipe" in body, \
+        "the sources, one after another, with nothing between them but a line break"
 
 
 def _panel_with(body: str) -> str:

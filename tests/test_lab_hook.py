@@ -388,7 +388,8 @@ def test_the_converter_defaults_to_no_execution(tmp_path):
     assert calls == [("question.py", {"execute": False, "kernel_name": ""})]
 
 
-def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(tmp_path, monkeypatch, caplog):
+def _no_execution(monkeypatch) -> None:
+    """nbclient's client replaced by one that executes nothing."""
     import nbclient
 
     class FakeClient:
@@ -399,6 +400,10 @@ def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(tmp_path, monke
             pass
 
     monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
+
+
+def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(tmp_path, monkeypatch, caplog):
+    _no_execution(monkeypatch)
     monkeypatch.setattr(hook, "_executed_dir", tmp_path / "not" / "yet" / "there")
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
@@ -528,3 +533,64 @@ def test_the_legend_follows_the_first_heading():
     assert hook._with_legend(at_start) == f"</h1>\n{hook.LEGEND}\n{claim}"
     assert hook._with_legend(claim) == f"\n{hook.LEGEND}\n{claim}"
     assert hook._with_legend("<h1>No claims</h1>") == "<h1>No claims</h1>"
+
+
+def test_a_frozen_build_renders_the_recorded_notebook_with_the_callers_options(fresh_hook, tmp_path, monkeypatch):
+    from snippets.lab import machines
+
+    source, recorded = tmp_path / "question.py", tmp_path / "recorded.ipynb"
+    monkeypatch.setenv("FROZEN", "1")
+    monkeypatch.setattr(machines, "frozen_notebook", lambda path: recorded if path == source else None)
+    monkeypatch.setattr(hook, "with_alt_text", lambda page, executed: f"{page} + {executed}")
+    calls = []
+    convert = hook._keep_executed(lambda nb_path, *args, **options: calls.append((nb_path, args, options)) or "<p>")
+    assert convert(str(source), execute=True, kernel_name="k", theme="dark") == f"<p> + {recorded}"
+    assert calls == [(str(recorded), (), {"execute": False, "kernel_name": "k", "theme": "dark"})]
+    assert calls[0][2]["execute"] is False
+
+
+def test_an_executed_notebook_goes_into_the_recording_being_made(fresh_hook, tmp_path, monkeypatch):
+    from snippets.lab import machines
+
+    _no_execution(monkeypatch)
+    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    kept = []
+    monkeypatch.setattr(machines, "keep_notebook", lambda source, executed: kept.append((source, executed)))
+    source = tmp_path / "question.py"
+    source.write_text("# %%\nprint(1)\n")
+    hook._keep_executed(lambda nb_path, **options: "<p>")(str(source), execute=True)
+    assert kept == [(source, hook._executed_path(str(source)))]
+
+
+def test_recorded_machines_tables_are_drawn_with_the_sites_markdown(fresh_hook, tmp_path, monkeypatch):
+    from snippets.lab import machines
+
+    seen = []
+    monkeypatch.setattr(machines, "use_markdown", lambda extensions, configs: seen.append((extensions, configs)))
+    config = _config(tmp_path)
+    config.markdown_extensions, config.mdx_configs = ["tables", "toc"], {"toc": {"permalink": True}}
+    fresh_hook.on_config(config)
+    assert seen == [(["tables", "toc"], {"toc": {"permalink": True}})]
+
+
+def test_a_frozen_build_keeps_its_notebooks_apart_from_this_machines(fresh_hook, tmp_path, monkeypatch):
+    from snippets.lab import machines
+
+    jupyter = _jupyter_plugin()
+    fresh_hook.on_config(_config(tmp_path, jupyter))
+    assert jupyter.config["cache_dir"] == str(_folder_for(environment.fingerprint()))
+    monkeypatch.setenv("FROZEN", "1")
+    monkeypatch.setattr(machines, "primary", lambda: SimpleNamespace(manifest={"label": "box"}))
+    monkeypatch.setattr(hook, "_builds", 0)  # as a new process: keep the patched modules
+    jupyter = _jupyter_plugin()
+    fresh_hook.on_config(_config(tmp_path, jupyter))
+    assert jupyter.config["cache_dir"] == str(_folder_for({"frozen": {"label": "box"}}))
+
+
+def test_the_code_folder_is_made_in_a_new_site_and_rebuilt_over_an_old_one(fresh_hook, tmp_path):
+    site = tmp_path / "new" / "site"
+    config = SimpleNamespace(site_dir=str(site), extra_css=[], site_name="Pitfalls")
+    hook._code["k"] = "<pre>µ — π</pre>"
+    fresh_hook.on_post_build(config)
+    fresh_hook.on_post_build(config)
+    assert "<pre>µ — π</pre>" in (site / "code" / "k.html").read_text(encoding="utf-8")

@@ -279,7 +279,8 @@ def test_a_frozen_build_reads_the_leading_recording_and_runs_nothing(lab, monkey
         machines.primary()
 
 
-def test_frozen_notebooks_must_be_recorded_and_current(lab, monkeypatch, tmp_path):
+def _record_with_notebook(lab, monkeypatch, tmp_path) -> tuple:
+    """``make record`` of one experiment and one executed notebook (question.py): the source and the recording."""
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
     executed = tmp_path / "executed.ipynb"
@@ -291,7 +292,11 @@ def test_frozen_notebooks_must_be_recorded_and_current(lab, monkeypatch, tmp_pat
         machines.keep_notebook(source, executed)
         monkeypatch.delenv("PITFALLS_RECORD")
 
-    machines.record("box", build=build)
+    return source, machines.record("box", build=build)
+
+
+def test_frozen_notebooks_must_be_recorded_and_current(lab, monkeypatch, tmp_path):
+    source, _ = _record_with_notebook(lab, monkeypatch, tmp_path)
     rec = machines.recordings()[0]
     assert rec.manifest["notebooks"] == {"question": machines.notebook_digest(source)}
     assert not list((rec.path / "notebooks").glob("*.source-digest")), "the digests live in the manifest"
@@ -365,7 +370,7 @@ def test_make_record_says_what_it_recorded(monkeypatch, tmp_path, capsys):
     target = tmp_path / "results" / "laptop-m2"
     (target / "sub").mkdir(parents=True)
     (target / "manifest.json").write_bytes(b"x" * 1536)
-    (target / "sub" / "a.json").write_bytes(b"y" * 1536)
+    (target / "sub" / "a.json").write_bytes(b"y" * 1025)  # 2,561 bytes: 2.501 KiB, printed as 3
     calls = []
 
     def fake_record(label, *, replace=False):
@@ -386,8 +391,8 @@ def test_make_record_explains_itself_and_its_refusals(monkeypatch, capsys):
     assert exit_.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert text.startswith("usage: make record [-h] [--replace] label")
-    assert "Record this machine's results into results/<label>/." in text
-    assert "the machine's label, e.g. laptop-m2 (MACHINE=…)" in text
+    assert (" label Record this machine's results into results/<label>/. positional arguments: label the machine's "
+            "label, e.g. laptop-m2 (MACHINE=…) options:") in text
     assert "--replace replace a recording made on another machine" in text
 
     def refuse(label, *, replace=False):
@@ -535,3 +540,258 @@ def test_a_recorded_result_is_read_back_whole_or_said_stale(lab, monkeypatch):
     assert machines.lookup(rec, lab.speed, {"n": 4}) == (None, (
         f"recorded on gpu-h200 with an older version of this experiment (commit fedcba987654, "
         f"{rec.manifest['recorded_at'][:10]}); re-record it with make record MACHINE=gpu-h200"))
+
+
+# ---- exact contracts: messages, file formats, folders ------------------------------------------------------------
+
+
+def test_results_live_in_the_projects_results_folder_unless_told_otherwise(monkeypatch, tmp_path):
+    monkeypatch.delenv("PITFALLS_RESULTS_DIR", raising=False)
+    assert machines.results_dir() == cache.PROJECT_ROOT / "results"
+    monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(tmp_path))
+    assert machines.results_dir() == tmp_path
+
+
+def test_a_results_file_name_is_16_hex_digits_of_the_parameters_in_any_order():
+    import torch
+
+    key = machines.params_key({"n": 3, "m": 4})
+    assert len(key) == 16 and int(key, 16) >= 0
+    assert key == machines.params_key({"m": 4, "n": 3}), "the order parameters were given in does not matter"
+    assert key != machines.params_key({"n": 3, "m": 5})
+    device = machines.params_key({"device": torch.device("cpu")})  # not JSON: written by its repr
+    assert device == machines.params_key({"device": torch.device("cpu")}) != machines.params_key({"device": "cpu"})
+
+
+def test_recorded_json_is_sorted_one_key_per_line_and_keeps_unicode():
+    assert machines._dump({"b": 1, "a": "µs", "c": {"z": 0, "y": [1]}}) == (
+        '{\n "a": "µs",\n "b": 1,\n "c": {\n  "y": [\n   1\n  ],\n  "z": 0\n }\n}\n')
+
+
+def test_an_unreadable_recording_file_is_named_with_the_reason(tmp_path):
+    folder = tmp_path / "manifest.json"
+    folder.mkdir()
+    with pytest.raises(machines.ArchiveError) as error:
+        machines._read_json(folder)
+    assert str(error.value) == f"{folder}: cannot be read (Is a directory)"
+
+
+def test_a_result_files_missing_field_is_named_with_its_kind(lab, monkeypatch):
+    target = _record(monkeypatch, lab, "box", THERE)
+    [entry_file] = (target / "machpage.speed").iterdir()
+    entry = json.loads(entry_file.read_text())
+    rec = machines.recordings()[0]
+    for key, kind in (("elapsed_s", "number"), ("source", "str"), ("params", "dict")):
+        entry_file.write_text(json.dumps({k: v for k, v in entry.items() if k != key}))
+        with pytest.raises(machines.ArchiveError) as error:
+            rec.entry("machpage.speed", {"n": 3})
+        assert str(error.value) == f"{entry_file}: field {key!r} is missing or not a {kind}"
+
+
+def test_a_manifest_needs_exactly_a_fingerprint_a_date_and_its_experiments(lab, monkeypatch):
+    target = _record(monkeypatch, lab, "box", THERE)
+    manifest = json.loads((target / "manifest.json").read_text())
+    minimal = {**manifest, "fingerprint": {k: THERE[k] for k in ("torch", "device", "device_name", "threads")}}
+    (target / "manifest.json").write_text(json.dumps(minimal))
+    assert machines.load(target).fingerprint == minimal["fingerprint"], "the four keys are enough"
+    for missing in ("recorded_at", "experiments"):
+        (target / "manifest.json").write_text(json.dumps({k: v for k, v in manifest.items() if k != missing}))
+        with pytest.raises(machines.ArchiveError) as error:
+            machines.load(target)
+        assert str(error.value) == f"{target / 'manifest.json'}: recorded_at or experiments missing"
+
+
+def test_the_leading_machine_named_when_nothing_is_recorded(lab):
+    (machines.results_dir()).mkdir(parents=True)
+    (machines.results_dir() / "primary").write_text("box\n", encoding="utf-8")
+    with pytest.raises(machines.ArchiveError) as error:
+        machines.primary()
+    assert str(error.value).endswith("names 'box', which is not a recording under "
+                                     f"{machines.results_dir()}/ (recorded: none)")
+    assert machines.here_label() == "this machine", "a normal build measures this machine"
+
+
+def test_a_frozen_build_names_the_missing_experiment_with_all_its_parameters(lab, monkeypatch):
+    _record(monkeypatch, lab, "box", THERE)
+    monkeypatch.setenv("FROZEN", "1")
+    with pytest.raises(cache.ExperimentError) as error:
+        machines.frozen_result(lab.speed, {"n": 11, "label": "x"})
+    assert str(error.value) == ("FROZEN=1: experiment machpage.speed(n=11, label='x') is not recorded on box; "
+                                "a frozen build runs nothing")
+
+
+def test_a_kept_result_rounds_its_duration_to_milliseconds(lab, monkeypatch, tmp_path):
+    monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
+    result = cache.run(lab.speed, n=4)
+    machines.keep(cache.Result(result.value, result.experiment, result.params, result.fingerprint,
+                               result.computed_at, 1.23456, True, exp=lab.speed))
+    [kept] = (tmp_path / "rec" / "machpage.speed").iterdir()
+    assert json.loads(kept.read_text())["elapsed_s"] == 1.235
+
+
+def test_notebooks_are_kept_into_a_new_folder_and_beside_each_other(monkeypatch, tmp_path):
+    folder = tmp_path / "not" / "yet"
+    monkeypatch.setenv("PITFALLS_RECORD", str(folder))
+    executed = tmp_path / "executed.ipynb"
+    executed.write_text('{"cells": []}')
+    for name in ("one.py", "two.py"):
+        (tmp_path / name).write_text(f"# {name}\n")
+        machines.keep_notebook(tmp_path / name, executed)
+    assert sorted(p.name for p in (folder / "notebooks").iterdir()) == [
+        "one.ipynb", "one.source-digest", "two.ipynb", "two.source-digest"]
+    assert (folder / "notebooks" / "two.ipynb").read_text() == '{"cells": []}'
+
+
+def test_a_frozen_notebook_needs_the_manifests_digest(lab, monkeypatch, tmp_path):
+    source, target = _record_with_notebook(lab, monkeypatch, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["commit"] = "0123456789abcdef"
+    del manifest["notebooks"]
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    machines._recordings.cache_clear()
+    monkeypatch.setenv("FROZEN", "1")
+    with pytest.raises(machines.ArchiveError) as error:
+        machines.frozen_notebook(source)
+    assert str(error.value) == ("FROZEN=1: notebook question.py changed since box recorded it (commit "
+                                "0123456789ab); re-record with make record MACHINE=box")
+
+
+def test_recorded_tables_are_drawn_with_the_sites_markdown_extensions(monkeypatch):
+    monkeypatch.setattr(machines, "_EXTENSIONS", machines._EXTENSIONS)
+    monkeypatch.setattr(machines, "_EXTENSION_CONFIGS", machines._EXTENSION_CONFIGS)
+    extensions = ["toc"]
+    machines.use_markdown(extensions, {"toc": {"permalink": "#"}})
+    extensions.append("tables")  # a copy is kept
+    assert machines._html("## Title") == ('<h2 id="title">Title<a class="headerlink" href="#title" '
+                                          'title="Permanent link">#</a></h2>')
+    assert "<table>" not in machines._html("| a |\n|---|\n| 1 |")
+
+
+def test_recordings_are_drawn_joined_and_missing_ones_listed(lab, monkeypatch):
+    _record(monkeypatch, lab, "a-box", THERE, n=5)  # lacks n=3: listed as missing, and the next one still drawn
+    _record(monkeypatch, lab, "b-box", {**THERE, "cpu": "b"}, n=3)
+    manifest_path = machines.results_dir() / "b-box" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["commit"] = "0123456789abcdef"
+    manifest_path.write_text(json.dumps(manifest))
+    machines._recordings.cache_clear()
+    here = cache.run(lab.speed, n=3)
+    shown = machines.compare(here, [lambda r: "first", lambda r: "second"])
+    assert "<p>first</p>\n<p>second</p>" in shown
+    assert "commit 0123456789ab</p>" in shown and "0123456789abc" not in shown
+    assert "<ul><li>not recorded on a-box</li></ul>" in shown and "\x0b" not in shown
+    assert shown.count('<div class="tabbed-block">') == 1
+    only_missing = machines.compare(cache.run(lab.speed, n=9), [lambda r: "x"])
+    assert "tabbed-set" not in only_missing and "<ul><li>not recorded on a-box</li><li>not recorded on b-box" \
+        "</li></ul>" in only_missing
+    monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(machines.results_dir().parent / "none"))
+    assert machines.compare(here, [lambda r: "x"]) == "", "no other machine: nothing"
+
+
+def test_a_claim_is_rechecked_with_each_machines_results_in_place_of_this_ones(lab, monkeypatch):
+    _record(monkeypatch, lab, "a-box", THERE, n=5)
+    _record(monkeypatch, lab, "b-box", {**THERE, "cpu": "b"}, n=3)
+    seen = []
+
+    class Outcome:
+        args = ((cache.run(lab.speed, n=3), 2.0), {"facts": cache.run(lab.facts, n=3), "limit": 9})
+
+        @staticmethod
+        def rerun(speed, threshold, *, facts, limit):
+            seen.append((speed.fingerprint["cpu"], threshold, facts.fingerprint["cpu"], limit))
+            return "checked"
+
+    assert machines.elsewhere(Outcome) == [("a-box", "not recorded on a-box"), ("b-box", "checked")]
+    assert seen == [("b", 2.0, "b", 9)], "recorded results swapped in, every other argument kept"
+
+    def broken(*args, **kwargs):
+        raise ValueError("no rows")
+
+    Outcome.rerun = staticmethod(broken)
+    assert machines.elsewhere(Outcome)[1] == ("b-box", "its recording cannot be checked (ValueError: no rows)")
+
+
+def test_the_machines_table_counts_every_stale_and_unknown_experiment(lab, monkeypatch):
+    target = _record(monkeypatch, lab, "box", THERE)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["experiments"] = {"machpage.speed": ["old", manifest["experiments"]["machpage.speed"]],
+                               "machpage.facts": "old", "machpage.gone": "old"}
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    machines._recordings.cache_clear()
+    assert "| 1 current, 2 stale | shown beside them |" in machines.overview()
+
+
+def test_the_commit_is_unknown_when_either_git_question_fails(monkeypatch, tmp_path):
+    import subprocess
+
+    monkeypatch.setattr(cache, "PROJECT_ROOT", tmp_path)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    assert machines._commit() == "unknown", "a repository without a commit has no HEAD"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "one"], cwd=tmp_path, check=True)
+    assert len(machines._commit()) == 40
+    real = subprocess.run
+
+    def status_fails(command, **kwargs):
+        if command[1] == "status":
+            command = ["git", "status", "--no-such-option"]
+        return real(command, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", status_fails)
+    assert machines._commit() == "unknown"
+
+
+def test_make_record_refuses_another_machines_label_by_default(lab, monkeypatch):
+    _record(monkeypatch, lab, "box", {**THERE, "extra": "only there"})
+
+    def build(staging, env):
+        raise AssertionError("nothing runs")
+
+    with pytest.raises(machines.ArchiveError) as error:
+        machines.record("box", build=build)
+    assert "extra: 'only there' there, None here" in str(error.value)
+
+
+def test_make_record_stages_in_a_hidden_folder_without_frozen(lab, monkeypatch, tmp_path):
+    monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(tmp_path / "deep" / "er" / "results"))
+    monkeypatch.setenv("FROZEN", "1")
+    seen = {}
+
+    def build(staging, env):
+        seen.update(parent=staging.parent, name=staging.name, frozen=env.get("FROZEN"))
+        for source in ("digest-a", "digest-b"):  # two versions of one experiment in one recording
+            entry = {"format": 1, "experiment": "machpage.speed", "params": {"n": len(source)}, "source": source,
+                     "computed_at": "2026-01-01T00:00:00+00:00", "elapsed_s": 0.1, "value": {}}
+            cache.store_text(staging / "machpage.speed" / f"{source}.json", json.dumps(entry))
+
+    target = machines.record("box", build=build)
+    assert seen["parent"] == tmp_path / "deep" / "er" / "results" and seen["name"].startswith(".staging-box-")
+    assert seen["frozen"] is None, "a recording measures; it never reads recordings"
+    assert json.loads((target / "manifest.json").read_text())["experiments"] == {
+        "machpage.speed": ["digest-a", "digest-b"]}
+
+    def nothing(staging, env):
+        pass
+
+    with pytest.raises(machines.ArchiveError) as error:
+        machines.record("empty", build=nothing)
+    assert str(error.value) == "the build ran no experiment: nothing to record"
+
+
+def test_a_result_from_the_cache_is_recorded_too(lab, monkeypatch, tmp_path):
+    assert not cache.run(lab.speed, n=6).cached
+    monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
+    assert cache.run(lab.speed, n=6).cached
+    [kept] = (tmp_path / "rec" / "machpage.speed").iterdir()
+    assert json.loads(kept.read_text())["params"] == {"n": 6}
+
+
+def test_in_a_frozen_build_the_leading_machine_is_this_builds_whatever_this_machine_is(lab, monkeypatch):
+    _record(monkeypatch, lab, "box", THERE)
+    _record(monkeypatch, lab, "here", HERE)
+    (machines.results_dir() / "primary").write_text("box\n")
+    monkeypatch.setenv("FROZEN", "1")
+    table = machines.overview()
+    assert "| `box` | NVIDIA H200 |" in table and "| 2 current, 0 stale | this build's results |" in table
+    assert "| `here` | CPU (here) | 2 | 2.13.0 |" in table
+    assert table.count("this build's results") == 1, "this machine's recording is shown beside the leading one"

@@ -497,3 +497,6 @@ def test_a_claim_states_what_was_measured_with_its_interval():
     assert render.measured({"ratio": 3.0}) == "3.00× (no interval: too few repeats)"
     with pytest.raises(KeyError, match=r"no 'share'; it measured: ratio, low"):
         render.measured({"ratio": 1.0, "low": 0.9}, "share")
+    with pytest.raises(KeyError) as error:
+        render.measured({}, "share")
+    assert error.value.args[0] == "the check measured no 'share'; it measured: nothing"

@@ -348,6 +348,14 @@ def test_a_noisy_ratio_gets_more_rounds_within_the_budget(scripted_measure):
     assert len(result["slow"]["rounds"]) == 5
 
 
+def test_a_ratio_noisy_only_upside_down_gets_more_rounds_too(scripted_measure):
+    # slow ÷ base is 1.2 (0.9–1.3), ±20 %; base ÷ slow, as a page printing a share of the baseline shows it, ±31 %
+    scripted_measure.script.update(base=[1.0] * 8, slow=[0.7, 1.2, 1.3, 1.3, 0.9, 1.3, 1.2, 1.2])
+    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=6, min_run_time=0.3,
+                                baseline="base", budget_s=100.0, max_rounds=8)
+    assert result["slow"]["extra_rounds"] == 1, "one more round settles it either way up"
+
+
 def test_more_rounds_stop_at_max_rounds(scripted_measure):
     scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0] * 5)
     result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=2, min_run_time=0.3,

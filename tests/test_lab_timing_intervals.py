@@ -137,11 +137,12 @@ def _fake_proc(root, *, children=("4242",)):
     (root / "self" / "task" / "1" / "children").write_text(" ".join(children) + "\n")
     # task 2 has no children file (an older kernel): skipped
     (root / "4242").mkdir()
-    (root / "4242" / "stat").write_text("4242 (pt_data_worker) S 77 1 1 0 -1 0 0 0 0 0 30 3 0 0 20 0 1 0\n")
+    # a worker's name may hold ") " too: the fields start after the last ")"
+    (root / "4242" / "stat").write_text("4242 (pt (data) worker) S 77 1 1 0 -1 0 0 0 0 0 30 3 0 0 20 0 1 0\n")
 
 
 def test_a_snapshot_counts_the_machine_and_this_process_with_its_workers(tmp_path, monkeypatch):
-    _fake_proc(tmp_path, children=("4242", "999"))  # 999 ended before it was read
+    _fake_proc(tmp_path, children=("999", "4242"))  # 999 ended before it was read; the next one still counts
     monkeypatch.setattr(timing, "_PROC", tmp_path)
     moment, busy, total, own = timing.cpu_snapshot()
     assert total == 100 + 10 + 50 + 1000 + 40 + 5 + 5 + 7, "guest time is already in user time: not counted twice"

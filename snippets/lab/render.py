@@ -411,6 +411,7 @@ def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:
         shown = "no interval (too few repeats)" if math.isinf(spread) else f"spread ±{spread:.0%}"
         if contended(interval.get("contention")):
             shown += f"; other programs used {interval['contention']:.0%} of the CPU"
-        lines.append(f"    - {name}: {ratio_interval(interval)}, {shown}")
+        value = percent_interval(interval) if name.endswith("share of the epoch") else ratio_interval(interval)
+        lines.append(f"    - {name}: {value}, {shown}")
     lines += ["", "    Re-measure on a quiet machine: `REFRESH=timing make build`."]
     return "\n".join(lines) + "\n"

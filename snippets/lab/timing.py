@@ -227,11 +227,11 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
     """Time several functions in alternation, so that a slow moment on a shared machine hits them all.
 
     Each round runs ``measure`` on every function in turn (warmed up in the first round only; later rounds keep
-    its block size). A function's ``median`` is the median of its rounds'
-    medians, its ``iqr`` the median of its rounds' IQRs, and ``rounds`` keeps the medians of the rounds, from
-    which ``ratio`` computes paired intervals. When a ratio to ``baseline`` is noisy after ``rounds`` rounds,
-    more rounds run while the extra time stays within ``budget_s`` seconds (and at most ``max_rounds``, default
-    three times ``rounds``), so a quiet machine settles and a busy one says it is busy.
+    its block size). A function's ``median`` is the median of its rounds' medians, its ``iqr`` the median of its
+    rounds' IQRs, and ``rounds`` keeps the medians of the rounds, from which ``ratio`` computes paired intervals.
+    When a ratio to ``baseline`` (either way up) is noisy after ``rounds`` rounds, more rounds run while the extra
+    time stays within ``budget_s`` seconds (and at most ``max_rounds``, default three times ``rounds``), so a
+    quiet machine settles and a busy one says it is busy.
 
     Rounds during which other programs held more than ``CONTENTION_LIMIT`` of the machine are left out when
     enough quiet ones remain (``busy_rounds_left_out``); ``contention`` is the share during the rounds kept.
@@ -280,7 +280,10 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
     per_round = None
     while baseline is not None and len(timings[baseline]) < max_rounds:
         result = summary()
-        if not any(is_noisy(ratio(result[name], result[baseline])) for name in functions if name != baseline):
+        # Either way up: a page may print name ÷ baseline or baseline ÷ name (a share of clone()'s speed), and an
+        # interval's relative width differs between the two when it is lopsided.
+        if not any(is_noisy(ratio(result[name], result[baseline])) or is_noisy(ratio(result[baseline], result[name]))
+                   for name in functions if name != baseline):
             break
         round_start = time.perf_counter()
         if per_round is not None and time.perf_counter() - start + per_round > budget_s:

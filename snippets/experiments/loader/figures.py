@@ -51,6 +51,22 @@ def warning(named: list[tuple[str, Interval]]) -> str:
     return "\n" + noise_warning(found) if found else ""
 
 
+def summary_warning(question: Result, parts: Result | None = None, shares: Sequence[str] = (),
+                    steps: Result | None = None) -> str:
+    """The noise warning for a summary quoting the question's ratios to the direct loop, the stages' ``shares``
+    of the epoch (keys of ``breakdown_shares``; ``blamed`` is the iterator and the copy together) and, given
+    ``steps``, DataLoader's share of the larger model's step: a number quoted away from its table is as noisy
+    there as in the table, and says so there too. Nothing when every one of them is clear."""
+    named = [(f"{name} ÷ direct", interval) for name, interval in question_ratios(question).items()]
+    if parts is not None:
+        by_key = breakdown_shares(parts, together={"blamed": ("iterator", "copy")})
+        named += [(f"{key.replace('_', '-')} share of the epoch", by_key[key]) for key in shares]
+    if steps is not None:
+        row = steps["rows"][-1]
+        named.append((f"DataLoader's share of a step of the {row['model']}", loader_share(steps, row, "DataLoader")))
+    return warning(named)
+
+
 # Fewer timed blocks than this in a measurement (in each round, for rounds) give no spread worth printing: the
 # IQR column shows — instead.
 MIN_BLOCKS_FOR_IQR = 4

@@ -150,9 +150,27 @@ def consume(loader: Iterable) -> None:
 
 
 def _timing_row(label: str, timing: dict, **extra: Any) -> dict:
-    """A timing as a result stores it: the summary, and the rounds or blocks its uncertainty is computed from."""
-    kept = ("median", "iqr", "min", "max", "blocks", "runs", "rounds", "extra_rounds", "samples")
+    """A timing as a result stores it: the summary, the rounds or blocks its uncertainty is computed from, and the
+    share of the machine other programs used meanwhile (``contention``), which decides whether it is a finding."""
+    kept = ("median", "iqr", "min", "max", "blocks", "runs", "rounds", "extra_rounds", "samples", "contention",
+            "busy_rounds_left_out")
     return {"label": label, **{k: timing[k] for k in kept if k in timing}, **extra}
+
+
+def check_rounds(rounds: int) -> None:
+    """A paired ratio needs three rounds for an interval: refuse fewer before anything runs."""
+    if rounds < 3:
+        raise ValueError(f"rounds must be >= 3 (a ratio needs three rounds for an interval), got {rounds}")
+
+
+def alternating(functions: dict[str, Callable[[], Any]], *, baseline: str, rounds: int, min_run_time: float,
+                budget_s: float, device: torch.device | None = None) -> dict[str, dict]:
+    """``functions`` timed in alternation, one block per round after a warm-up call, every ratio paired round
+    by round; while a ratio to ``baseline`` is still too uncertain to print (``timing.is_noisy``), more rounds
+    run, up to ``budget_s`` seconds more and five times ``rounds`` in all."""
+    check_rounds(rounds)
+    return interleaved(functions, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device,
+                       baseline=baseline, budget_s=budget_s, max_rounds=5 * rounds)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -340,12 +358,11 @@ def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 1
                        rounds: int = 5, min_run_time: float = 0.05, budget_s: float = 4.0) -> dict:
     """Time per epoch of every loader at every batch size, sequential and shuffled.
 
-    At each batch size and order the five loaders are timed in alternation, ``rounds`` rounds of one block each
-    after a warm-up epoch, so that every ratio is paired round by round (and one slow round is outvoted); while a ratio to TensorLoader is still
-    too uncertain to print (``timing.is_noisy``), more rounds run, up to ``budget_s`` seconds more per point.
+    At each batch size and order the five loaders are timed in alternation (``alternating``), so that every
+    ratio is paired round by round and one slow round is outvoted, with more rounds, up to ``budget_s`` seconds
+    more per point, while a ratio to TensorLoader is still too uncertain to print.
     """
-    if rounds < 3:
-        raise ValueError(f"rounds must be >= 3 (a ratio needs three rounds for an interval), got {rounds}")
+    check_rounds(rounds)
     device = pick_device()
     x, y = question_data(n, device)
     points = []
@@ -353,8 +370,8 @@ def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 1
     for shuffle, size in progress(grid, "loader epochs by batch size"):
         loaders = {name: make_loader(name, x, y, size, shuffle) for name in LOADER_NAMES}
         epochs = {name: (lambda loader=loader: consume(loader)) for name, loader in loaders.items()}
-        timings = interleaved(epochs, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device,
-                              baseline="TensorLoader", budget_s=budget_s, max_rounds=5 * rounds)
+        timings = alternating(epochs, baseline="TensorLoader", rounds=rounds, min_run_time=min_run_time,
+                              budget_s=budget_s, device=device)
         points += [_timing_row(name, timings[name], shuffle=shuffle, batch_size=size) for name in LOADER_NAMES]
     return {"n": n, "device": str(device), "batch_sizes": list(batch_sizes), "points": points}
 
@@ -370,8 +387,7 @@ def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000
     that every ratio is paired round by round; while a ratio to TensorLoader is still too uncertain to print
     (``timing.is_noisy``), more rounds run, up to ``budget_s`` seconds more per point.
     """
-    if rounds < 3:
-        raise ValueError(f"rounds must be >= 3 (a ratio needs three rounds for an interval), got {rounds}")
+    check_rounds(rounds)
     device = pick_device()
     points = []
     grid = [(shuffle, n) for shuffle in (False, True) for n in sizes]
@@ -380,8 +396,8 @@ def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000
         names = [name for name in LOADER_NAMES if name != "DataLoader" or n <= per_sample_limit]
         loaders = {name: make_loader(name, x, y, n, shuffle=shuffle) for name in names}
         epochs = {name: (lambda loader=loader: consume(loader)) for name, loader in loaders.items()}
-        timings = interleaved(epochs, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device,
-                              baseline="TensorLoader", budget_s=budget_s, max_rounds=5 * rounds)
+        timings = alternating(epochs, baseline="TensorLoader", rounds=rounds, min_run_time=min_run_time,
+                              budget_s=budget_s, device=device)
         points += [_timing_row(name, timings[name], shuffle=shuffle, n=n) for name in names]
     return {"device": str(device), "sizes": list(sizes), "per_sample_limit": per_sample_limit, "points": points}
 
@@ -505,26 +521,30 @@ WORKER_CONFIGS = (
 
 
 @experiment(timing=True)
-def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)), repeats: int = 3,
-            min_run_time: float = 0.1) -> dict:
+def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)), rounds: int = 7,
+            min_run_time: float = 0.2, budget_s: float = 6.0) -> dict:
     """DataLoader with worker processes over in-memory CPU tensors, against TensorLoader.
 
-    Always on CPU tensors: CUDA tensors cannot be shared with forked workers, and in-memory CPU data is
-    what worker processes are sold for.
+    At each setting (N, batch size) the four DataLoader settings and TensorLoader are timed in alternation
+    (``alternating``), so that a busy moment slows them all and every ratio is paired round by round; while a
+    ratio to ``num_workers=0`` is still too uncertain to print, more rounds run, up to ``budget_s`` seconds more.
+    Always on CPU tensors: CUDA tensors cannot be shared with forked workers, and in-memory CPU data is what
+    worker processes are sold for.
     """
+    check_rounds(rounds)
     rows = []
-    for n, batch_size in settings:
+    for n, batch_size in progress(settings, "DataLoader workers"):
         x, y = question_data(n)
         dataset = TensorDataset(x, y)
-        for label, options in progress(WORKER_CONFIGS, f"DataLoader workers, N={n}"):
-            loader = DataLoader(dataset, batch_size=batch_size, **options)
-            timing = measure(lambda: consume(loader), repeats=repeats, min_run_time=min_run_time)
-            rows.append(_timing_row(label, timing, n=n, batch_size=batch_size))
-            del loader  # shuts persistent workers down
-            gc.collect()
-        loader = TensorLoader(x, y, batch_size=batch_size)
-        timing = measure(lambda: consume(loader), repeats=repeats, min_run_time=min_run_time)
-        rows.append(_timing_row("TensorLoader", timing, n=n, batch_size=batch_size))
+        loaders: dict[str, Iterable] = {label: DataLoader(dataset, batch_size=batch_size, **options)
+                                        for label, options in WORKER_CONFIGS}
+        loaders["TensorLoader"] = TensorLoader(x, y, batch_size=batch_size)
+        epochs = {label: (lambda loader=loader: consume(loader)) for label, loader in loaders.items()}
+        timings = alternating(epochs, baseline="num_workers=0", rounds=rounds, min_run_time=min_run_time,
+                              budget_s=budget_s)
+        rows += [_timing_row(label, timings[label], n=n, batch_size=batch_size) for label in loaders]
+        del loaders, epochs  # shuts the persistent workers down
+        gc.collect()
     return {"settings": [list(s) for s in settings], "rows": rows, "threads": torch.get_num_threads()}
 
 
@@ -619,8 +639,7 @@ def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), pe
     share of clone() is paired round by round; while one is still too uncertain to print
     (``timing.is_noisy``), more rounds run, up to ``budget_s`` seconds more per width.
     """
-    if rounds < 3:
-        raise ValueError(f"rounds must be >= 3 (a ratio needs three rounds for an interval), got {rounds}")
+    check_rounds(rounds)
     device = pick_device()
     rows = []
     for width in progress(widths, "gather bandwidth"):
@@ -643,8 +662,8 @@ def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), pe
         ]
         timed = {label: fn for label, fn in variants if fn is not None}
         with torch.random.fork_rng(devices=[]):
-            timings = interleaved(timed, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device,
-                                  baseline="clone(): copy, no gather", budget_s=budget_s, max_rounds=5 * rounds)
+            timings = alternating(timed, baseline="clone(): copy, no gather", rounds=rounds,
+                                  min_run_time=min_run_time, budget_s=budget_s, device=device)
         for label, fn in variants:
             if fn is None:
                 rows.append({"label": label, "width": width, "rows": count, "median": None})
