@@ -209,8 +209,10 @@ def test_a_recording_the_drawing_code_cannot_read_is_said_not_raised(lab, monkey
             raise KeyError("rows")
         return "x"
 
+    _record(monkeypatch, lab, "laptop", {**HERE, "cpu": "laptop"})  # listed after gpu-h200: still drawn
     shown = machines.compare(cache.run(lab.speed, n=3), [draw])
     assert "gpu-h200: its recording cannot be drawn (KeyError: &#x27;rows&#x27;)" in shown
+    assert ">laptop</label>" in shown and shown.count('<div class="tabbed-block">') == 1
 
 
 @pytest.fixture()

@@ -500,3 +500,16 @@ def test_a_claim_states_what_was_measured_with_its_interval():
     with pytest.raises(KeyError) as error:
         render.measured({}, "share")
     assert error.value.args[0] == "the check measured no 'share'; it measured: nothing"
+
+
+def test_a_share_is_written_in_percent_with_or_without_an_interval():
+    assert render.percent_interval({"value": 0.9087, "low": 0.829, "high": 0.931}) == "91% (83–93)"
+    assert render.percent_interval({"value": 0.5, "low": None, "high": None}) == \
+        "50.00% (no interval: too few repeats)"
+
+
+def test_a_noisy_share_is_named_in_percent_and_a_ratio_as_a_ratio():
+    wide = {"value": 0.5, "low": 0.2, "high": 0.8}
+    text = render.noise_warning([("per-sample share of the epoch", wide), ("DataLoader ÷ direct", wide)])
+    assert "    - per-sample share of the epoch: 50% (20–80), spread ±60%\n" in text
+    assert "    - DataLoader ÷ direct: 0.5× (0.2–0.8), spread ±60%\n" in text
