@@ -10,7 +10,8 @@ two builds print ("7.7× (7.4–8.1)", "61% (58–64)", in page order) and repor
 * the ratios whose intervals do not overlap but which the busy page flags as noisy (its warning names them, with
   the spread or the other programs' share of the CPU, or the claim quoting them is shown as undecided on this
   machine): the site said it was busy, as it should;
-* every noise warning and undecided claim shown in the idle build (target: none), each named.
+* every noise warning, number marked noisy and undecided claim shown in the idle build (target: none), each
+  named.
 
     python benchmarks/noise.py [--busy 2] [--busy-limit 1800]
 """
@@ -32,7 +33,7 @@ from edit_rebuild import project_copy  # noqa: E402
 
 PAGES = ["index.html", "loader-overhead/index.html", "update-steps/index.html"]
 # "7.7× (7.4–8.1)" and "61% (58–64)": every ratio and share printed with its interval
-RATIO = re.compile(r"([\d.,]+)[×%] \(([\d.,]+)–([\d.,]+)\)")
+RATIO = re.compile(r"([\d.,]+)[×%] \(([\d.,]+)–([\d.,]+)(, noisy)?\)")
 UNDECIDED = re.compile(r'<span class="pitfalls-claim pitfalls-claim--undecided"[^>]*>(.*?)</span>', flags=re.S)
 
 
@@ -53,8 +54,11 @@ def _build(copy: Path, site: Path) -> tuple[float, str]:
     return time.monotonic() - start, process.stderr
 
 
-def _numbers(html: str) -> list[tuple[float, float, float]]:
-    return [tuple(float(x.replace(",", "")) for x in match) for match in RATIO.findall(re.sub(r"<[^>]+>", "", html))]
+def _numbers(html: str, *, marked: bool = False) -> list[tuple[float, float, float]]:
+    """Every value with its interval, in page order; ``marked``: only those the page marks ", noisy"."""
+    return [tuple(float(x.replace(",", "")) for x in match[:3])
+            for match in RATIO.findall(re.sub(r"<[^>]+>", "", re.sub(r"<code>.*?</code>", "", html, flags=re.S)))
+            if match[3] or not marked]
 
 
 def _ratios(html: str) -> list[tuple[float, float, float]]:
@@ -73,9 +77,10 @@ def _warned(html: str) -> list[str]:
 
 
 def _flagged(html: str) -> set[tuple[float, float, float]]:
-    """The ratios the page says are not findings: named by a noise warning, or inside a claim shown as
-    undecided on this machine."""
+    """The ratios the page says are not findings: marked ", noisy" where they are printed, named by a noise
+    warning, or inside a claim shown as undecided on this machine."""
     flagged = {number for line in _warned(html) for number in _numbers(line)}
+    flagged |= set(_numbers(html, marked=True))
     return flagged | {number for claim in UNDECIDED.findall(html) for number in _numbers(claim)}
 
 
@@ -112,6 +117,8 @@ def main() -> int:
                     line = f"{page} ratio #{i + 1}: idle {a[0]}× ({a[1]}–{a[2]}) vs busy {b[0]}× ({b[1]}–{b[2]})"
                     (said_busy if b in busy_flagged else report).append(line)
             flagged += [f"{page}: noise warning: {line}" for line in _warned(idle_html)]
+            flagged += [f"{page}: marked noisy: {value}× ({low}–{high})"
+                        for value, low, high in _numbers(idle_html, marked=True)]
             flagged += [f"{page}: undecided claim" for _ in range(idle_html.count("pitfalls-claim--undecided"))]
     print("| build (REFRESH=timing) | seconds |")
     print("| --- | ---: |")
@@ -125,7 +132,7 @@ def main() -> int:
           f"(the busy build's warnings name {busy_warnings} ratios)")
     for line in said_busy:
         print(f"- {line}")
-    print(f"Warnings or undecided claims in the idle build (target: none): {len(flagged)}")
+    print(f"Warnings, numbers marked noisy or undecided claims in the idle build (target: none): {len(flagged)}")
     for line in flagged:
         print(f"- {line}")
     return 1 if report or flagged else 0

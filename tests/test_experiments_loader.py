@@ -196,11 +196,11 @@ def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
     text = figures.summary_warning(question, _synthetic(wide, "breakdown"), ["per_sample", "blamed"])
     line = next(line for line in text.splitlines() if "per-sample share of the epoch" in line)
     assert "%" in line and "×" not in line, f"a share is written as a share: {line}"
-    assert "DataLoader's share of a step" not in text, "no steps given: no step share named"
+    assert "share of the loader and step time" not in text, "no steps given: no step share named"
     busy = test_checks_loader.step_times()
     busy["rows"][-1]["timings"]["step"]["contention"] = 0.5
     text = figures.summary_warning(question, steps=_synthetic(busy, "step_share"))
-    assert "- DataLoader's share of a step of the MLP 784→512→512→10, cross-entropy" in text
+    assert "- DataLoader per batch, MLP 784→512→512→10, cross-entropy: share of the loader and step time: " in text
     assert "other programs used 50% of the CPU" in text
 
 

@@ -375,8 +375,22 @@ def test_decimals_follow_the_intervals_half_width(half_width, decimals):
     ({"value": 0.0, "low": -0.1, "high": 0.1}, "0.0× (-0.1–0.1)"),
 ])
 def test_a_ratio_is_printed_at_the_precision_its_interval_supports(interval, text):
-    assert render.ratio_interval(interval) == text
-    assert render.ratio_interval(interval, suffix="") == text.replace("×", "")
+    assert render.ratio_interval(interval, flag=False) == text
+    assert render.ratio_interval(interval, suffix="", flag=False) == text.replace("×", "")
+
+
+def test_a_noisy_number_says_so_wherever_it_is_printed():
+    assert render.ratio_interval({"value": 7.7, "low": 7.4, "high": 8.1}) == "7.7× (7.4–8.1)"
+    assert render.ratio_interval({"value": 18.0, "low": 13.0, "high": 21.0}) == "18× (13–21)", "±22 %: a finding"
+    assert render.ratio_interval({"value": 10.0, "low": 6.0, "high": 14.0}) == "10× (6–14, noisy)"
+    busy = {"value": 3.0, "low": 2.97, "high": 3.03, "contention": 0.4}
+    assert render.ratio_interval(busy) == "3.00× (2.97–3.03, noisy)", "tight, but measured on a busy machine"
+    assert render.ratio_interval({"value": 3.0, "low": None, "high": None}) == "3.00× (no interval: too few repeats)"
+    assert render.percent_interval({"value": 0.009, "low": 0.008, "high": 0.013}) == "0.9% (0.8–1.3, noisy)"
+    assert render.percent_interval({**busy, "value": 0.5, "low": 0.49, "high": 0.51}) == "50% (49–51, noisy)"
+    assert render.percent_interval({"value": 0.5, "low": 0.49, "high": 0.51}) == "50% (49–51)"
+    assert render.measured({"ratio": 10.0, "low": 6.0, "high": 14.0}) == "10× (6–14, noisy)"
+    assert render.ratio_interval({"value": 10.0, "low": 6.0, "high": 14.0}, flag=False) == "10× (6–14)"
 
 
 def test_no_noise_no_warning():
@@ -454,7 +468,7 @@ def test_environment_table_header():
     ({"value": 1234.0, "low": 1225.0, "high": 1243.0}, "1,234× (1,225–1,243)"),
 ])
 def test_ratio_precision_at_the_boundaries(interval, text):
-    assert render.ratio_interval(interval) == text
+    assert render.ratio_interval(interval, flag=False) == text
 
 
 def test_lean_svg_writes_plain_html_svg():

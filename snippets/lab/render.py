@@ -360,8 +360,20 @@ def _decimals_for(half_width: float | None) -> int:
     return max(0, min(2, -math.floor(math.log10(half_width))))
 
 
-def ratio_interval(interval: dict, *, suffix: str = "×") -> str:
-    """``7.7× (7.4–8.1)``: a ratio with its 95 % interval, at the precision the interval supports.
+def noisy_said(text: str, interval: dict, flag: bool = True) -> str:
+    """``text`` (a value and its interval in brackets) with ", noisy" inside the brackets when the interval is too
+    uncertain to be a finding (``timing.is_noisy``: too wide, or measured while other programs held the machine):
+    ``18× (13–21, noisy)``. Wherever a number is printed, a reader sees whether it is one."""
+    from .timing import is_noisy
+
+    if flag and interval.get("low") is not None and interval.get("high") is not None and is_noisy(interval):
+        return f"{text[:-1]}, noisy)"
+    return text
+
+
+def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = True) -> str:
+    """``7.7× (7.4–8.1)``: a ratio with its 95 % interval, at the precision the interval supports; ``flag``:
+    marked noisy when it is (``noisy_said``).
 
     Ratios below 0.1 (shares) keep two significant figures; ratios whose interval is tens wide or more are
     rounded to its magnitude (``570,000× (560,000–720,000)``), with thousands separators.
@@ -376,13 +388,14 @@ def ratio_interval(interval: dict, *, suffix: str = "×") -> str:
     elif digits == 0 and half >= 10:
         step = 10 ** math.floor(math.log10(half))
         value, low, high = (round(v / step) * step for v in (value, low, high))
-    return f"{value:,.{digits}f}{suffix} ({low:,.{digits}f}–{high:,.{digits}f})"
+    return noisy_said(f"{value:,.{digits}f}{suffix} ({low:,.{digits}f}–{high:,.{digits}f})", interval, flag)
 
 
-def percent_interval(interval: dict) -> str:
-    """A share with its 95 % interval, in percent: ``61% (58–64)``."""
-    return ratio_interval({key: interval.get(key) * 100 if interval.get(key) is not None else None
-                           for key in ("value", "low", "high")}, suffix="%")
+def percent_interval(interval: dict, *, flag: bool = True) -> str:
+    """A share with its 95 % interval, in percent: ``61% (58–64)``; marked noisy when it is (``noisy_said``)."""
+    text = ratio_interval({key: interval.get(key) * 100 if interval.get(key) is not None else None
+                           for key in ("value", "low", "high")}, suffix="%", flag=False)
+    return text if interval.get("low") is None or interval.get("high") is None else noisy_said(text, interval, flag)
 
 
 def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
@@ -411,7 +424,9 @@ def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:
         shown = "no interval (too few repeats)" if math.isinf(spread) else f"spread ±{spread:.0%}"
         if contended(interval.get("contention")):
             shown += f"; other programs used {interval['contention']:.0%} of the CPU"
-        value = percent_interval(interval) if name.endswith("share of the epoch") else ratio_interval(interval)
+        # a share is named as one ("…: share of the epoch") and written in percent, as its table writes it
+        value = (percent_interval(interval, flag=False) if " share of " in f" {name}"
+                 else ratio_interval(interval, flag=False))
         lines.append(f"    - {name}: {value}, {shown}")
     lines += ["", "    Re-measure on a quiet machine: `REFRESH=timing make build`."]
     return "\n".join(lines) + "\n"

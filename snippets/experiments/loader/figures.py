@@ -63,7 +63,8 @@ def summary_warning(question: Result, parts: Result | None = None, shares: Seque
         named += [(f"{key.replace('_', '-')} share of the epoch", by_key[key]) for key in shares]
     if steps is not None:
         row = steps["rows"][-1]
-        named.append((f"DataLoader's share of a step of the {row['model']}", loader_share(steps, row, "DataLoader")))
+        named.append((f"DataLoader per batch, {row['model']}: share of the loader and step time",
+                      loader_share(steps, row, "DataLoader")))
     return warning(named)
 
 
@@ -128,7 +129,8 @@ def fetcher_source() -> str:
 def breakdown_noise(result: Result) -> str:
     """The noise warning for the stages' shares of the epoch, if one is too wide; or nothing."""
     shares = breakdown_shares(result)
-    named = [(f"{stage_label(result, prefix)} ÷ whole epoch", shares[key]) for key, prefix in STAGE_PREFIXES.items()]
+    named = [(f"{stage_label(result, prefix)}: share of the epoch", shares[key])
+             for key, prefix in STAGE_PREFIXES.items()]
     return warning(named + [("training step on DataLoader's batch ÷ on x, y", step_layout_ratio(result))])
 
 
@@ -299,7 +301,7 @@ def step_share(result: Result) -> str:
         shares = {name: loader_share(result, r, name) for name in ("DataLoader", "TensorLoader")}
         rows.append([r["model"], seconds(r["step"]), seconds(r["DataLoader"]), cell(percent(shares["DataLoader"])),
                      seconds(r["TensorLoader"]), cell(percent(shares["TensorLoader"]))])
-        named += [(f"{name} per batch ÷ ({name} per batch + training step), {r['model']}", share)
+        named += [(f"{name} per batch, {r['model']}: share of the loader and step time", share)
                   for name, share in shares.items()]
     return (table(["Model", "training step", "DataLoader per batch", "its share (95 % interval)",
                    "TensorLoader per batch", "its share (95 % interval)"], rows) + "\n" + stamp_line(result)
@@ -382,7 +384,7 @@ def bandwidth(result: Result) -> str:
         else:
             share = of_clone(result, r)
             rows.append([shape, r["label"], *speeds, cell(percent(share))])
-            named.append((f"clone() ÷ {r['label'].split(':')[0]}, {shape}", share))
+            named.append((f"{r['label'].split(':')[0]}, {shape}: share of clone()'s speed", share))
     return (table([f"rows × floats ({result['megabytes']} MiB)", "what", "median", "GB/s of batch",
                    "GB/s moved (read + write)", "of clone() (95 % interval)"], rows, align="llrrrr")
             + "\n" + stamp_line(result) + warning(named) + agreement(result))
