@@ -360,7 +360,7 @@ def _decimals_for(half_width: float | None) -> int:
     return max(0, min(2, -math.floor(math.log10(half_width))))
 
 
-def noisy_said(text: str, interval: dict, flag: bool = True) -> str:
+def noisy_said(text: str, interval: dict, flag: bool) -> str:
     """``text`` (a value and its interval in brackets) with ", noisy" inside the brackets when the interval is too
     uncertain to be a finding (``timing.is_noisy``: too wide, or measured while other programs held the machine):
     ``18× (13–21, noisy)``. Wherever a number is printed, a reader sees whether it is one."""
@@ -395,7 +395,7 @@ def percent_interval(interval: dict, *, flag: bool = True) -> str:
     """A share with its 95 % interval, in percent: ``61% (58–64)``; marked noisy when it is (``noisy_said``)."""
     text = ratio_interval({key: interval.get(key) * 100 if interval.get(key) is not None else None
                            for key in ("value", "low", "high")}, suffix="%", flag=False)
-    return text if interval.get("low") is None or interval.get("high") is None else noisy_said(text, interval, flag)
+    return noisy_said(text, interval, flag)
 
 
 def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
