@@ -66,3 +66,14 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.delenv("REFRESH", raising=False)
     monkeypatch.setattr(cache, "_refreshed", set())
     return tmp_path / "cache"
+
+
+@pytest.fixture()
+def help_of(capsys):
+    """``help_of(main)``: what a command-line ``main`` prints for ``--help`` (it must exit with 0), on one line."""
+    def run(main) -> str:
+        with pytest.raises(SystemExit) as raised:
+            main(["--help"])
+        assert raised.value.code == 0
+        return " ".join(capsys.readouterr().out.split())
+    return run

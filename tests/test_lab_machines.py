@@ -387,11 +387,8 @@ def test_make_record_says_what_it_recorded(monkeypatch, tmp_path, capsys):
     assert machines.main(["laptop-m2", "--replace"]) == 0 and calls[-1] == ("laptop-m2", True)
 
 
-def test_make_record_explains_itself_and_its_refusals(monkeypatch, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        machines.main(["--help"])
-    assert exit_.value.code == 0
-    text = " ".join(capsys.readouterr().out.split())
+def test_make_record_explains_itself_and_its_refusals(monkeypatch, capsys, help_of):
+    text = help_of(machines.main)
     assert text.startswith("usage: make record [-h] [--replace] label")
     assert (" label Record this machine's results into results/<label>/. positional arguments: label the machine's "
             "label, e.g. laptop-m2 (MACHINE=…) options:") in text

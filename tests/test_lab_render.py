@@ -524,6 +524,6 @@ def test_a_share_is_written_in_percent_with_or_without_an_interval():
 
 def test_a_noisy_share_is_named_in_percent_and_a_ratio_as_a_ratio():
     wide = {"value": 0.5, "low": 0.2, "high": 0.8}
-    text = render.noise_warning([("per-sample share of the epoch", wide), ("DataLoader ÷ direct", wide)])
+    text = render.noise_warning([("per-sample share of the epoch", wide, True), ("DataLoader ÷ direct", wide)])
     assert "    - per-sample share of the epoch: 50% (20–80), spread ±60%\n" in text
     assert "    - DataLoader ÷ direct: 0.5× (0.2–0.8), spread ±60%\n" in text

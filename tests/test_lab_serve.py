@@ -119,11 +119,8 @@ def fake_mkdocs(monkeypatch, tmp_path):
     return handlers
 
 
-def test_help_says_what_it_does(capsys):
-    with pytest.raises(SystemExit) as raised:
-        serve.main(["--help"])
-    assert raised.value.code == 0
-    out = " ".join(capsys.readouterr().out.split())
+def test_help_says_what_it_does(help_of):
+    out = help_of(serve.main)
     assert out.startswith("usage: make serve [-h] [--addr ADDR] [--config CONFIG] ")
     assert ("``make serve``: build the site strictly, serve it with live reload, and say plainly what went wrong."
             in out)

@@ -408,9 +408,10 @@ def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
     return percent_interval(interval) if percent else ratio_interval(interval)
 
 
-def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:
+def noise_warning(noisy: Sequence[tuple]) -> str:
     """A visible warning naming each measurement too uncertain to support what is printed: its interval is too
-    wide, or other programs held the machine while it was measured (``timing.is_noisy``)."""
+    wide, or other programs held the machine while it was measured (``timing.is_noisy``). Each is ``(name,
+    interval)``, or ``(name, interval, True)`` for a share, written in percent as its table writes it."""
     if not noisy:
         return ""
     from .timing import CONTENTION_LIMIT, NOISE_TOLERANCE, contended, relative_spread
@@ -419,14 +420,12 @@ def noise_warning(noisy: Sequence[tuple[str, dict]]) -> str:
              f"    These ratios are not findings: they vary by more than ±{NOISE_TOLERANCE:.0%} across the repeated "
              f"rounds, or other programs used more than {CONTENTION_LIMIT:.0%} of the machine's CPU time while "
              "they were measured (which changes what is measured, not only its spread).", ""]
-    for name, interval in noisy:
+    for name, interval, *share in noisy:
         spread = relative_spread(interval)
         shown = "no interval (too few repeats)" if math.isinf(spread) else f"spread ±{spread:.0%}"
         if contended(interval.get("contention")):
             shown += f"; other programs used {interval['contention']:.0%} of the CPU"
-        # a share is named as one ("…: share of the epoch") and written in percent, as its table writes it
-        value = (percent_interval(interval, flag=False) if " share of " in f" {name}"
-                 else ratio_interval(interval, flag=False))
+        value = (percent_interval if share and share[0] else ratio_interval)(interval, flag=False)
         lines.append(f"    - {name}: {value}, {shown}")
     lines += ["", "    Re-measure on a quiet machine: `REFRESH=timing make build`."]
     return "\n".join(lines) + "\n"

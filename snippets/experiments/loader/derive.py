@@ -68,9 +68,10 @@ def bounds(interval: Interval) -> dict[str, Any]:
     return {"ratio": interval["value"], "low": interval["low"], "high": interval["high"]}
 
 
-def noisy(named: list[tuple[str, Interval]]) -> list[tuple[str, Interval]]:
-    """The intervals too wide to support their value (``snippets.lab.timing.is_noisy``)."""
-    return [(name, interval) for name, interval in named if timing.is_noisy(interval)]
+def noisy(named: list[tuple]) -> list[tuple]:
+    """The entries ``(name, interval[, share])`` whose interval is too wide to support its value
+    (``snippets.lab.timing.is_noisy``)."""
+    return [entry for entry in named if timing.is_noisy(entry[1])]
 
 
 def combined(timings: list[dict]) -> dict:

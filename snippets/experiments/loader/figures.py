@@ -45,8 +45,9 @@ def verdict(decided: bool | None) -> str:
     return {True: "met", False: "missed", None: "undecided (interval across the target)"}[decided]
 
 
-def warning(named: list[tuple[str, Interval]]) -> str:
-    """The noise warning for the intervals among ``named`` that are too wide, after a blank line; or nothing."""
+def warning(named: list[tuple]) -> str:
+    """The noise warning for the intervals among ``named`` (``(name, interval[, share])``, as ``noise_warning``
+    takes them) that are too wide, after a blank line; or nothing."""
     found = noisy(named)
     return "\n" + noise_warning(found) if found else ""
 
@@ -60,11 +61,11 @@ def summary_warning(question: Result, parts: Result | None = None, shares: Seque
     named = [(f"{name} ÷ direct", interval) for name, interval in question_ratios(question).items()]
     if parts is not None:
         by_key = breakdown_shares(parts, together={"blamed": ("iterator", "copy")})
-        named += [(f"{key.replace('_', '-')} share of the epoch", by_key[key]) for key in shares]
+        named += [(f"{key.replace('_', '-')} share of the epoch", by_key[key], True) for key in shares]
     if steps is not None:
         row = steps["rows"][-1]
         named.append((f"DataLoader per batch, {row['model']}: share of the loader and step time",
-                      loader_share(steps, row, "DataLoader")))
+                      loader_share(steps, row, "DataLoader"), True))
     return warning(named)
 
 
@@ -129,7 +130,7 @@ def fetcher_source() -> str:
 def breakdown_noise(result: Result) -> str:
     """The noise warning for the stages' shares of the epoch, if one is too wide; or nothing."""
     shares = breakdown_shares(result)
-    named = [(f"{stage_label(result, prefix)}: share of the epoch", shares[key])
+    named = [(f"{stage_label(result, prefix)}: share of the epoch", shares[key], True)
              for key, prefix in STAGE_PREFIXES.items()]
     return warning(named + [("training step on DataLoader's batch ÷ on x, y", step_layout_ratio(result))])
 
@@ -301,7 +302,7 @@ def step_share(result: Result) -> str:
         shares = {name: loader_share(result, r, name) for name in ("DataLoader", "TensorLoader")}
         rows.append([r["model"], seconds(r["step"]), seconds(r["DataLoader"]), cell(percent(shares["DataLoader"])),
                      seconds(r["TensorLoader"]), cell(percent(shares["TensorLoader"]))])
-        named += [(f"{name} per batch, {r['model']}: share of the loader and step time", share)
+        named += [(f"{name} per batch, {r['model']}: share of the loader and step time", share, True)
                   for name, share in shares.items()]
     return (table(["Model", "training step", "DataLoader per batch", "its share (95 % interval)",
                    "TensorLoader per batch", "its share (95 % interval)"], rows) + "\n" + stamp_line(result)
@@ -384,7 +385,7 @@ def bandwidth(result: Result) -> str:
         else:
             share = of_clone(result, r)
             rows.append([shape, r["label"], *speeds, cell(percent(share))])
-            named.append((f"{r['label'].split(':')[0]}, {shape}: share of clone()'s speed", share))
+            named.append((f"{r['label'].split(':')[0]}, {shape}: share of clone()'s speed", share, True))
     return (table([f"rows × floats ({result['megabytes']} MiB)", "what", "median", "GB/s of batch",
                    "GB/s moved (read + write)", "of clone() (95 % interval)"], rows, align="llrrrr")
             + "\n" + stamp_line(result) + warning(named) + agreement(result))
