@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import test_checks_loader
 from snippets.experiments.loader import checks, derive, figures, measure
-from snippets.lab import Check, environment, run
+from snippets.lab import Check, environment, render, run
 from snippets.lab.cache import Result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,6 +202,8 @@ def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
     text = figures.summary_warning(question, steps=_synthetic(busy, "step_share"))
     assert "- DataLoader per batch, MLP 784→512→512→10, cross-entropy: share of the loader and step time: " in text
     assert "other programs used 50% of the CPU" in text
+    shown = render.percent_interval(derive.loader_share(busy, busy["rows"][-1], "DataLoader"))
+    assert shown.endswith(", noisy)") and f": {shown}, spread" in text, "the number reads as it does in its table"
 
 
 def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():

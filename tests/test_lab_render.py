@@ -407,10 +407,10 @@ def test_noisy_ratios_are_named_in_a_visible_warning():
         "programs used more than 10% of the machine's CPU time while they were measured (which changes what is "
         "measured, not only its spread).\n"
         "\n"
-        "    - DataLoader / direct: 8× (5–11), spread ±39%\n"
+        "    - DataLoader / direct: 8× (5–11, noisy), spread ±39%\n"
         "    - share: 2.00× (no interval: too few repeats), no interval (too few repeats)\n"
-        "    - busy: 3.00× (2.97–3.03), spread ±1%; other programs used 46% of the CPU\n"
-        "    - quiet: 3× (2–4), spread ±33%\n"
+        "    - busy: 3.00× (2.97–3.03, noisy), spread ±1%; other programs used 46% of the CPU\n"
+        "    - quiet: 3× (2–4, noisy), spread ±33%\n"
         "\n"
         "    Re-measure on a quiet machine: `REFRESH=timing make build`.\n")
 
@@ -525,5 +525,5 @@ def test_a_share_is_written_in_percent_with_or_without_an_interval():
 def test_a_noisy_share_is_named_in_percent_and_a_ratio_as_a_ratio():
     wide = {"value": 0.5, "low": 0.2, "high": 0.8}
     text = render.noise_warning([("per-sample share of the epoch", wide, True), ("DataLoader ÷ direct", wide)])
-    assert "    - per-sample share of the epoch: 50% (20–80), spread ±60%\n" in text
-    assert "    - DataLoader ÷ direct: 0.5× (0.2–0.8), spread ±60%\n" in text
+    assert "    - per-sample share of the epoch: 50% (20–80, noisy), spread ±60%\n" in text
+    assert "    - DataLoader ÷ direct: 0.5× (0.2–0.8, noisy), spread ±60%\n" in text

@@ -425,7 +425,8 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
         shown = "no interval (too few repeats)" if math.isinf(spread) else f"spread ±{spread:.0%}"
         if contended(interval.get("contention")):
             shown += f"; other programs used {interval['contention']:.0%} of the CPU"
-        value = (percent_interval if share and share[0] else ratio_interval)(interval, flag=False)
+        # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
+        value = (percent_interval if share and share[0] else ratio_interval)(interval)
         lines.append(f"    - {name}: {value}, {shown}")
     lines += ["", "    Re-measure on a quiet machine: `REFRESH=timing make build`."]
     return "\n".join(lines) + "\n"
