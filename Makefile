@@ -10,7 +10,7 @@ STAMP := $(VENV)/.pitfalls-installed
 export NO_MKDOCS_2_WARNING ?= 1
 export PYTHONUNBUFFERED = 1
 
-.PHONY: setup serve build record test test-fast bench mutation browser-deps clean clean-cache
+.PHONY: setup serve build record test test-fast bench mutation browser-deps fonts clean clean-cache
 
 setup: $(STAMP)
 
@@ -24,21 +24,21 @@ $(STAMP): pyproject.toml Makefile
 
 ## Build the whole site (every experiment; cached per machine) and serve it at http://$(HOST):$(PORT),
 ## rebuilding and reloading the browser when a page, experiment, renderer or recipe changes
-serve: $(STAMP)
+serve: $(STAMP) fonts
 	@$(BIN)/python snippets/lab/serve.py --addr $(HOST):$(PORT)
 
 ## Static build into site/ (FROZEN=1: from the recorded machines in results/ alone, running nothing)
-build: $(STAMP)
+build: $(STAMP) fonts
 	$(BIN)/mkdocs build --strict
 
 ## Run every experiment and notebook afresh and record the results into results/$(MACHINE)/ (REPLACE=1 to
 ## overwrite a recording made on another machine)
-record: $(STAMP)
+record: $(STAMP) fonts
 	@test -n "$(MACHINE)" || { echo "make record needs a label for this machine: make record MACHINE=laptop-m2" >&2; exit 2; }
 	$(BIN)/python -m snippets.lab.machines "$(MACHINE)" $(if $(REPLACE),--replace)
 
 ## Every test: recipes, experiments, the strict site build, the browser
-test: $(STAMP) browser-deps
+test: $(STAMP) browser-deps fonts
 	$(BIN)/python -m pytest --durations=10
 
 ## Tests without the site build and the browser (seconds to a minute)
@@ -47,6 +47,10 @@ test-fast: $(STAMP)
 
 browser-deps:
 	@sh .ci/ensure-chromium.sh
+
+## The CJK font the Chinese edition's figures are drawn in (Debian: fonts-noto-cjk)
+fonts:
+	@sh .ci/ensure-fonts.sh
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -68,8 +68,9 @@ def test_control_page_builds(tmp_path):
          '```python exec="1" id="probe-claim"\nfrom snippets.lab import check, say\n'
          '@check("two plus two makes five")\ndef arithmetic(total):\n    return total == 5, {"total": total}\n'
          'print(say(arithmetic(2 + 2), "Two plus two is {total}."))\n```\n',
-         ["[page docs/probe.md]", "'probe-claim'", "Claim contradicted on page docs/probe.md: check",
-          "(two plus two makes five) does not hold — measured: total = 4 — sentence: 'Two plus two is 4.'"]),
+         ["Claim contradicted: check",
+          "(two plus two makes five) does not hold — measured: total = 4 — stated on page docs/probe.md: "
+          "'Two plus two is 4.'"]),
         ("result without its code",
          '```python exec="1" id="probe-hidden"\nfrom snippets.lab import run\n'
          'from snippets.experiments.seeding import measure\nprint(run(measure.creation_order)["same_after_reseed"])\n```\n',
@@ -90,3 +91,27 @@ def test_bad_page_fails_the_strict_build(tmp_path, name, page, expected):
     assert code != 0, f"{name}: the build passed\n{log}"
     for fragment in expected:
         assert fragment in log, f"{name}: {fragment!r} missing from the build log:\n{log[-3000:]}"
+
+
+CLAIM = ('```python exec="1" id="probe-claim"\nfrom snippets.lab import check, say\n'
+         '@check("two plus two makes five")\ndef arithmetic(total):\n    return total == 5, {"total": total}\n'
+         'print(say(arithmetic(2 + 2), "{sentence}"))\n```\n')
+
+
+def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both_pages(tmp_path):
+    (tmp_path / "docs" / "zh").mkdir(parents=True)
+    for folder in ("", "zh/"):
+        (tmp_path / "docs" / f"{folder}index.md").write_text("# Home\n")
+    (tmp_path / "docs" / "probe.md").write_text("# Probe\n\n" + CLAIM.replace("{sentence}", "Two plus two is {total}."))
+    (tmp_path / "docs" / "zh" / "probe.md").write_text("# 探针\n\n" + CLAIM.replace("{sentence}", "二加二等于 {total}。"))
+    config = CONFIG.replace("  - markdown-exec\n", "  - markdown-exec\n  - i18n:\n      docs_structure: folder\n"
+                            "      languages:\n        - {locale: en, name: English, default: true}\n"
+                            "        - {locale: zh, name: 中文}\n")
+    (tmp_path / "mkdocs.yml").write_text(config)
+    process = build_site(tmp_path / "site", config=tmp_path / "mkdocs.yml", cwd=tmp_path,
+                         env_extra={"PITFALLS_CACHE_DIR": str(tmp_path / "cache")})
+    log = process.stdout + process.stderr
+    assert process.returncode != 0, log
+    assert log.count("Claim contradicted") == 1, log[-3000:]
+    assert "page docs/probe.md: 'Two plus two is 4.'" in log and "page docs/zh/probe.md: '二加二等于 4。'" in log
+    assert (tmp_path / "site" / "zh" / "probe" / "index.html").is_file(), "the Chinese page was never built"

@@ -23,7 +23,10 @@ PAGES = {
     "update-steps/index.html": {"source": "update-steps.md", "svg": 7},
     "environment/index.html": {"source": "environment.md", "svg": 0},
 }
+# The Chinese edition: every page's twin under zh/, with the same figures, tables and claims.
+PAGES.update({f"zh/{page}": {**expected, "source": f"zh/{expected['source']}"} for page, expected in list(PAGES.items())})
 NOTEBOOKS = ["notebooks/question_seeding/index.html", "notebooks/question_steps/index.html"]
+NOTEBOOKS += [f"zh/{notebook}" for notebook in NOTEBOOKS]
 
 
 def _figures(html: str, *, timing: bool | None = None) -> list[str]:
@@ -79,8 +82,15 @@ def test_page_has_its_figures_claims_and_tables(built_site, page):
     assert always <= len(claims) <= always + (only_if if only_if is not None else len(claims)), (
         f"{page}: {len(claims)} claims for {always} say() always run and {only_if} run only on some machines")
     assert "Traceback" not in html and "exited with" not in html
-    if page != "index.html":
+    if page not in ("index.html", "zh/index.html"):
         assert "<table>" in html, f"{page}: no table"
+    twin = page.removeprefix("zh/")
+    if twin != page:  # the Chinese page: as many tables and claims as its English twin, in Chinese
+        english = (built_site / twin).read_text(encoding="utf-8")
+        assert html.count("<table>") == english.count("<table>"), f"{page}: not as many tables as /{twin}"
+        assert len(claims) == len(re.findall(r'class="pitfalls-claim(?: pitfalls-claim--undecided)?"', english)), (
+            f"{page}: not as many checked claims as /{twin}")
+        assert '<html lang="zh"' in html, f"{page}: not marked as Chinese"
 
 
 def test_every_timing_table_carries_the_environment_stamp(built_site):
@@ -107,6 +117,18 @@ def test_notebooks_are_executed_and_downloadable(built_site, notebook):
     source = Path(notebook).parent.name + ".py"
     assert (built_site / Path(notebook).parent / source).is_file()
     assert f'href="{source}"' in html, "no download link to the notebook's source"
+
+
+@pytest.mark.parametrize("notebook", ["question_seeding", "question_steps"])
+def test_the_chinese_notebook_shows_the_english_notebooks_one_run(built_site, notebook):
+    """Executed once: the Chinese page's outputs are the English page's, value for value."""
+    pattern = PRINTED[notebook][0]
+    english = (built_site / "notebooks" / notebook / "index.html").read_text(encoding="utf-8")
+    chinese = (built_site / "zh" / "notebooks" / notebook / "index.html").read_text(encoding="utf-8")
+    assert re.findall(pattern, chinese) == re.findall(pattern, english) != []
+    assert re.findall(r"data:image/png;base64,([^\"']{64})", chinese) == re.findall(
+        r"data:image/png;base64,([^\"']{64})", english), "not the same figures"
+    assert '<html lang="zh"' in chinese and "No description has been provided" not in chinese
 
 
 # What each notebook prints, and how many such lines it prints.

@@ -23,7 +23,8 @@ import html
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import cache
+from . import cache, i18n
+from .i18n import t
 
 
 class ClaimError(AssertionError):
@@ -93,7 +94,7 @@ def check(condition: str, *, timing: bool = False) -> Callable[[Callable[..., tu
 def show_value(value: Any) -> str:
     """A measured value as a reader reads it: 4 significant figures, thousands separators, yes/no."""
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return t("yes") if value else t("no")
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
@@ -115,7 +116,9 @@ def say(outcome: Check, sentence: str) -> str:
     if not isinstance(outcome, Check):
         raise TypeError(f"say() takes the Check a check returned, got {type(outcome).__name__}{_where()}")
     try:
-        text = sentence.format(**outcome.values)
+        # words a check measured ("the CPU") read in the page's language; numbers and code stay as they are
+        text = sentence.format(**{key: t(value) if isinstance(value, str) else value
+                                  for key, value in outcome.values.items()})
     except (KeyError, IndexError, ValueError) as error:
         raise ClaimError(f"Claim{_where()} cannot be written: the sentence {sentence!r} uses {error} but check "
                          f"{outcome.name} measured only: {', '.join(outcome.values) or 'nothing'}") from None
@@ -123,18 +126,32 @@ def say(outcome: Check, sentence: str) -> str:
     source = _provenance(outcome)
     if outcome.holds is None:
         low, high = outcome.values.get("low"), outcome.values.get("high")
-        interval = (f" (95 % interval {show_value(low)} to {show_value(high)})" if low is not None and high is not None
-                    else " (too few repeats for an interval)")
-        tip = (f"Undecided on this machine: whether {outcome.condition} cannot be told apart from noise. Measured: "
-               f"{outcome.measured()}.{source} Re-measure on a quiet machine: REFRESH=timing make build.")
-        return _marked(outcome, f"{text} <em>— undecided on this machine{interval}</em>", tip,
+        interval = (t(" (95 % interval {low} to {high})", low=show_value(low), high=show_value(high))
+                    if low is not None and high is not None else t(" (too few repeats for an interval)"))
+        tip = t("Undecided on this machine: whether {condition} cannot be told apart from noise. Measured: "
+                "{measured}.{source} Re-measure on a quiet machine: REFRESH=timing make build.",
+                condition=t(outcome.condition), measured=outcome.measured(), source=source)
+        return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}{interval}</em>", tip,
                        "pitfalls-claim pitfalls-claim--undecided") + machines
     if not outcome.holds:
-        raise ClaimError(f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
-                         f"measured: {outcome.measured()} — sentence: {text!r}")
-    tip = f"Checked when this page was built: {outcome.condition}. Measured: {outcome.measured()}.{source}"
+        message = (f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
+                   f"measured: {outcome.measured()} — sentence: {text!r}")
+        if not collect_contradictions:
+            raise ClaimError(message)
+        # In a build of several languages the same check fails once, naming every page that states it.
+        contradicted.append({"check": outcome.name, "condition": outcome.condition, "measured": outcome.measured(),
+                             "page": cache.current_page, "sentence": text})
+        return _marked(outcome, f"{text} <em>— {t('contradicted by this build')}</em>", message,
+                       "pitfalls-claim pitfalls-claim--contradicted") + machines
+    tip = t("Checked when this page was built: {condition}. Measured: {measured}.{source}",
+            condition=t(outcome.condition), measured=outcome.measured(), source=source)
     return _marked(outcome, text, tip, "pitfalls-claim") + machines
 
+
+# Set by the MkDocs hook: a contradicted claim is collected here instead of raised, and the hook fails the build
+# once, after every language's pages, naming each page that states it.
+collect_contradictions = False
+contradicted: list[dict[str, Any]] = []
 
 # Claims written on each page in this build, numbering their tips ({page: count}).
 _claims_on_page: dict[str | None, int] = {}
@@ -160,7 +177,7 @@ def _provenance(outcome: Check) -> str:
     if not results:
         return ""
     names = ", ".join(dict.fromkeys(r.experiment for r in results))
-    return f" From {names}, measured with {results[0].stamp}."
+    return t(" From {names}, measured with {stamp}.", names=names, stamp=i18n.stamp(results[0].stamp))
 
 
 def _on_other_machines(outcome: Check) -> str:
@@ -181,11 +198,12 @@ def _on_other_machines(outcome: Check) -> str:
             groups[other.status].append(shown)
         else:
             groups["unknown"].append(f"{html.escape(label)}: {html.escape(other)}")
-    parts = [f"{word} on {', '.join(groups[key])}" for key, word in
+    parts = [t(f"{word} on {{machines}}", machines=", ".join(groups[key])) for key, word in
              (("holds", "holds"), ("fails", "fails"), ("undecided", "undecided"))
              if groups[key]]
-    unknown = (f' <span class="pitfalls-machines__unknown">(not checked on {"; ".join(groups["unknown"])})</span>'
+    unknown = (' <span class="pitfalls-machines__unknown">'
+               + t("(not checked on {machines})", machines="; ".join(groups["unknown"])) + "</span>"
                if groups["unknown"] else "")
     failing = " pitfalls-machines--fails" if groups["fails"] else ""
     return (f' <small class="pitfalls-machines{failing}" data-check="{html.escape(outcome.name)}">'
-            f"[recorded machines: {'; '.join(parts) or 'none usable'}]{unknown}</small>")
+            + t("[recorded machines: {verdicts}]", verdicts="; ".join(parts) or t("none usable")) + f"{unknown}</small>")

@@ -34,7 +34,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import cache, environment
+from . import cache, environment, i18n
+from .i18n import t
 
 FORMAT = 1
 LABEL = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
@@ -178,11 +179,11 @@ def lookup(rec: Recording, exp: cache.Experiment, params: dict) -> tuple[cache.R
     """``exp(**params)`` as ``rec`` recorded it, or None and why not ("not recorded", "stale: …")."""
     entry = rec.entry(exp.name, params)
     if entry is None:
-        return None, f"not recorded on {rec.label}"
+        return None, t("not recorded on {label}", label=rec.label)
     if entry["source"] != cache.source_digest(exp.func):
-        return None, (f"recorded on {rec.label} with an older version of this experiment (commit "
-                      f"{rec.commit[:12]}, {rec.manifest['recorded_at'][:10]}); re-record it with "
-                      f"make record MACHINE={rec.label}")
+        return None, t("recorded on {label} with an older version of this experiment (commit {commit}, {date}); "
+                       "re-record it with make record MACHINE={label}", label=rec.label, commit=rec.commit[:12],
+                       date=rec.manifest["recorded_at"][:10])
     return cache.Result(entry["value"], exp.name, entry["params"], rec.fingerprint, entry["computed_at"],
                         entry["elapsed_s"], exp.timing, cached=True, exp=exp), ""
 
@@ -296,20 +297,24 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
         try:
             body = "\n".join(_html(renderer(recorded)) for renderer in renderers)
         except Exception as error:  # a recording the drawing code cannot read: said, never a broken build
-            missing.append(f"{rec.label}: its recording cannot be drawn ({type(error).__name__}: {error})")
+            missing.append(t("{label}: its recording cannot be drawn ({error})", label=rec.label,
+                             error=f"{type(error).__name__}: {error}"))
             continue
-        shown.append((f"{rec.label}", f'<p class="pitfalls-stamp">Recorded on {html.escape(rec.label)}: '
-                                     f"{html.escape(rec.stamp)} · commit {html.escape(rec.commit[:12])}</p>\n{body}"))
+        shown.append((f"{rec.label}", '<p class="pitfalls-stamp">'
+                      + t("Recorded on {label}: {stamp} · commit {commit}", label=html.escape(rec.label),
+                          stamp=html.escape(i18n.stamp(rec.stamp)), commit=html.escape(rec.commit[:12]))
+                      + f"</p>\n{body}"))
     if not shown and not missing:
         return ""
     parts = [tabs(shown)] if shown else []
     if missing:
         parts.append("<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in missing) + "</ul>")
-    labels = ", ".join(label for label, _ in shown) or "none usable"
+    labels = ", ".join(label for label, _ in shown) or t("none usable")
     from .provenance import _deferrable
 
-    return (f'\n<details class="abstract pitfalls-machines"><summary>The same measured on other machines: '
-            f"{html.escape(labels)}</summary>\n{_deferrable(chr(10).join(parts))}\n</details>\n")
+    return ('\n<details class="abstract pitfalls-machines"><summary>'
+            + t("The same measured on other machines: {labels}", labels=html.escape(labels))
+            + f"</summary>\n{_deferrable(chr(10).join(parts))}\n</details>\n")
 
 
 def elsewhere(outcome) -> list[tuple[str, Any]]:
@@ -337,7 +342,8 @@ def elsewhere(outcome) -> list[tuple[str, Any]]:
         try:
             out.append((rec.label, outcome.rerun(*new_args, **new_kwargs)))
         except Exception as error:
-            out.append((rec.label, f"its recording cannot be checked ({type(error).__name__}: {error})"))
+            out.append((rec.label, t("its recording cannot be checked ({error})",
+                                     error=f"{type(error).__name__}: {error}")))
     return out
 
 
@@ -348,8 +354,8 @@ def overview() -> str:
 
     found = recordings()
     if not found:
-        return ("No machine is recorded in `results/` yet: this build shows this machine only. "
-                "`make record MACHINE=<label>` records yours.\n")
+        return t("No machine is recorded in `results/` yet: this build shows this machine only. "
+                 "`make record MACHINE=<label>` records yours.") + "\n"
     lead = primary().label if frozen() else None
     fp = None if frozen() else environment.fingerprint()
     rows = []
@@ -366,7 +372,7 @@ def overview() -> str:
         role = ("this build's results" if rec.label == lead or rec.fingerprint == fp else "shown beside them")
         rows.append([f"`{rec.label}`", rec.fingerprint["device_name"], rec.fingerprint["threads"],
                      rec.fingerprint["torch"], rec.manifest["recorded_at"][:10], f"`{rec.commit[:12]}`",
-                     f"{current} current, {stale} stale", role])
+                     t("{current} current, {stale} stale", current=current, stale=stale), role])
     return render.table(["machine", "device", "threads", "torch", "recorded", "commit", "experiments", "shown as"],
                         rows, align="llrlllll") + "\n"
 

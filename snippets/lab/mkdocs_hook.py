@@ -22,11 +22,13 @@ import hashlib
 import importlib
 import json
 import logging
+import re
 import shutil
 import sys
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 
 _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
 # Hook state that must outlive the purge of the snippets modules.
@@ -34,6 +36,8 @@ _builds = 0
 # This build's code panel sources, moved out of the pages ({key: HTML}); written under CODE_FOLDER.
 _code: dict[str, str] = {}
 CODE_FOLDER = "code"
+# Claims contradicted in this build, over every language: {(check, measured): {..., "pages": [(page, sentence)]}}.
+_contradicted: dict[tuple[str, str], dict] = {}
 
 
 def _lab(name: str):
@@ -72,10 +76,26 @@ RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
 _executed_dir: Path | None = None
 
 
+def _twin(source: str) -> Path | None:
+    """The default-language notebook a translated one (``docs/zh/notebooks/x.py``) takes its outputs from."""
+    path = Path(source)
+    parts = path.parts
+    if len(parts) >= 3 and parts[-2] == "notebooks" and parts[-3] in _lab("i18n").LANGUAGES \
+            and parts[-3] != _lab("i18n").DEFAULT:
+        return path.parents[2] / "notebooks" / path.name
+    return None
+
+
 def _executed_path(source: str) -> Path:
     """Where the executed copy of a percent-format notebook is kept: by this machine and the source's content.
-    In a frozen build (``FROZEN=1``), the leading recorded machine's copy, which must match the source."""
+    In a frozen build (``FROZEN=1``), the leading recorded machine's copy, which must match the source.
+    A translated notebook's copy is keyed by its own source and its twin's executed copy."""
     machines = _lab("machines")
+    twin = _twin(source)
+    if twin is not None:
+        assert _executed_dir is not None
+        digest = hashlib.sha256(Path(source).read_bytes() + _executed_path(str(twin)).name.encode()).hexdigest()[:16]
+        return _executed_dir / f"{Path(source).stem}-{Path(source).parts[-3]}-{digest}.ipynb"
     if machines.frozen():
         return machines.frozen_notebook(Path(source))
     digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
@@ -91,6 +111,11 @@ def _keep_executed(original):
         if not execute or not str(nb_path).endswith(".py"):
             return original(nb_path, execute=execute, kernel_name=kernel_name, **options)
         machines = _lab("machines")
+        twin = _twin(str(nb_path))
+        if twin is not None:  # a translation: its own words, the outputs of its twin's one execution
+            executed = str(_translated(str(nb_path), twin, lambda: nb2html(str(twin), execute=True,
+                                                                           kernel_name=kernel_name, **options)))
+            return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
         if machines.frozen():  # FROZEN=1: the leading machine's executed notebook, never an execution
             executed = str(_executed_path(nb_path))
             return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
@@ -110,6 +135,36 @@ def _keep_executed(original):
 
     nb2html.pitfalls_wrapped = True
     return nb2html
+
+
+def _translated(source: str, twin: Path, execute_twin) -> Path:
+    """The executed copy of translated notebook ``source``: its cells (Markdown and alt texts in its language)
+    with the outputs of ``twin``'s executed copy, matched cell by cell. Its code cells must be the twin's, so
+    the notebook runs once, in the default language, whatever the number of languages."""
+    import jupytext
+    import nbformat
+
+    target = _executed_path(source)
+    if target.exists():
+        return target
+    executed_twin = _executed_path(str(twin))
+    if not executed_twin.exists():
+        execute_twin()
+    ran = [cell for cell in nbformat.read(executed_twin, as_version=4).cells if cell.cell_type == "code"]
+    notebook = jupytext.read(source)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    if [cell.source for cell in code] != [cell.source for cell in ran]:
+        differing = next((n for n, (a, b) in enumerate(zip(code, ran), 1) if a.source != b.source),
+                         min(len(code), len(ran)) + 1)
+        raise PluginError(f"{source}: its code cells must be those of {twin} (they run once, there): code cell "
+                          f"{differing} differs ({len(code)} code cells here, {len(ran)} there)")
+    for mine, theirs in zip(code, ran):
+        mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
+    notebook.metadata.update({key: value for key, value in nbformat.read(executed_twin, as_version=4).metadata.items()
+                              if key in ("kernelspec", "language_info")})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _lab("cache").store_text(target, nbformat.writes(notebook))
+    return target
 
 
 NO_ALT = 'alt="No description has been provided for this image"'
@@ -148,7 +203,11 @@ def _configure_notebooks(config, jupyter) -> None:
     keyed = {"frozen": machines.primary().manifest} if machines.frozen() else environment.fingerprint()
     digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
     folder = cache.cache_dir().parent / "notebooks" / digest[:16]
-    jupyter.config["cache_dir"] = str(folder)
+    # One rendering cache per language: mkdocs-jupyter evicts, after each build, what that build did not use, and
+    # mkdocs-static-i18n builds each language on its own.
+    language, _ = _build_language(config)
+    pages = folder if language == _lab("i18n").DEFAULT else folder / f"pages-{language}"
+    jupyter.config["cache_dir"] = str(pages)
     _executed_dir = folder / "executed"
     if _builds == 1 and cache.refresh_mode() == "all":
         jupyter.config["cache"] = False
@@ -160,7 +219,7 @@ def _configure_notebooks(config, jupyter) -> None:
         for source in docs.glob(pattern):
             if not _executed_path(str(source)).exists():
                 key = jupyter_plugin._compute_cache_key(str(source), jupyter.config, True)
-                jupyter_plugin._get_cache_path(str(folder), key).unlink(missing_ok=True)
+                jupyter_plugin._get_cache_path(str(pages), key).unlink(missing_ok=True)
 
 
 def on_config(config):
@@ -169,6 +228,11 @@ def on_config(config):
         purge_snippets()
     _builds += 1
     _code.clear()
+    language, _ = _build_language(config)
+    plugin = config.plugins.get("i18n")
+    if plugin is None or plugin.current_language in (None, plugin.default_language):
+        _contradicted.clear()  # the first language of this build
+    _lab("i18n").language = language
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
@@ -183,13 +247,38 @@ def on_config(config):
     return config
 
 
+def _build_language(config) -> tuple[str, bool]:
+    """The language this build writes (mkdocs-static-i18n builds one language after the other) and whether it
+    is the last one."""
+    i18n = _lab("i18n")
+    plugin = config.plugins.get("i18n")
+    if plugin is None or plugin.current_language is None:
+        return i18n.DEFAULT, True
+    order = [plugin.default_language] + [lang for lang in plugin.build_languages if lang != plugin.default_language]
+    return plugin.current_language, plugin.current_language == order[-1]
+
+
+@event_priority(-200)  # after mkdocs-static-i18n, which rebuilds the file list for each language
 def on_files(files, config):
-    """The recipes, downloadable from the site as they are in snippets/ (``recipes/<name>``)."""
+    """The recipes, downloadable from the site as they are in snippets/ (``recipes/<name>``, under each
+    language's folder), and the notebooks as pages in every language (mkdocs-static-i18n re-creates the files
+    mkdocs-jupyter marked as pages, which would publish a notebook's source instead of rendering it:
+    ultrabug/mkdocs-static-i18n#198)."""
     from mkdocs.structure.files import File
 
+    language, _ = _build_language(config)
+    prefix = "" if language == _lab("i18n").DEFAULT else f"{language}/"
     snippets = Path(__file__).resolve().parents[1]  # this hook's package: the recipes that ran
     for name in RECIPES:
-        files.append(File.generated(config, f"recipes/{name}", abs_src_path=str(snippets / name)))
+        files.append(File.generated(config, f"{prefix}recipes/{name}", abs_src_path=str(snippets / name)))
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if jupyter is not None:
+        from mkdocs_jupyter.plugin import NotebookFile
+
+        for file in list(files):
+            if jupyter.should_include(file) and not isinstance(file, NotebookFile):
+                files.remove(file)
+                files.append(NotebookFile(file, **config))
     return files
 
 
@@ -208,9 +297,27 @@ def on_post_page(output, page, config):
     return output
 
 
+_FENCED = re.compile(r"^([ ]*)(```|~~~).*?^\1\2[ ]*$", re.S | re.M)
+_CJK_BREAK = re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff01-\uff1f])\n(?=[\u3400-\u9fff\u3000-\u303f\uff08\u201c])")
+
+
+def join_cjk_lines(markdown: str) -> str:
+    """A line break between two Chinese characters is a space in HTML, which Chinese does not have between words:
+    such breaks are removed outside fenced code (a wrapped Chinese paragraph reads as one)."""
+    out, at = [], 0
+    for fence in _FENCED.finditer(markdown):
+        out += [_CJK_BREAK.sub("", markdown[at:fence.start()]), fence.group(0)]
+        at = fence.end()
+    out.append(_CJK_BREAK.sub("", markdown[at:]))
+    return "".join(out)
+
+
 def on_page_markdown(markdown, page, **kwargs):
     _lab("cache").current_page = page.file.src_path
-    return markdown
+    i18n = _lab("i18n")
+    i18n.language = i18n.language_of(page.file.src_path)
+    _lab("claims").collect_contradictions = True
+    return markdown if i18n.language == i18n.DEFAULT else join_cjk_lines(markdown)
 
 
 def on_page_content(html, page, **kwargs):
@@ -223,6 +330,17 @@ def on_page_content(html, page, **kwargs):
         logging.getLogger("mkdocs.plugins.pitfalls").warning(
             "[page docs/%s] runs experiment %s but never shows its code: print present(result, renderer) "
             "or code_panel(result) from snippets.lab beside what it produced", page.file.src_path, name)
+    i18n = _lab("i18n")
+    for (language, text), pages in sorted(i18n.missing.items()):
+        if page.file.src_path in pages:
+            logging.getLogger("mkdocs.plugins.pitfalls").warning(
+                "[page docs/%s] no %s translation for %r: add it to a %s.json catalogue (snippets/lab/i18n.py)",
+                page.file.src_path, language, text, language)
+            pages.discard(page.file.src_path)
+    for claim in _lab("claims").contradicted:
+        entry = _contradicted.setdefault((claim["check"], claim["measured"]), {**claim, "pages": []})
+        entry["pages"].append((claim["page"], claim["sentence"]))
+    _lab("claims").contradicted.clear()
     html = _with_legend(html)
     # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
     from mkdocs.utils import get_relative_url
@@ -232,9 +350,9 @@ def on_page_content(html, page, **kwargs):
     return html
 
 
-LEGEND = ('<p class="pitfalls-legend">A sentence marked ✓ was checked against this build\'s measurements, and '
-          "the build fails if they contradict it; ? marks one that noise left undecided on this machine. Tap, click "
-          "or focus one to see what was checked and measured.</p>")
+LEGEND = ("A sentence marked ✓ was checked against this build's measurements, and the build fails if they "
+          "contradict it; ? marks one that noise left undecided on this machine. Tap, click or focus one to see "
+          "what was checked and measured.")
 
 
 def _with_legend(html: str) -> str:
@@ -243,7 +361,7 @@ def _with_legend(html: str) -> str:
         return html
     heading = html.find("</h1>")
     at = heading + len("</h1>") if heading >= 0 else 0
-    return f"{html[:at]}\n{LEGEND}\n{html[at:]}"
+    return f'{html[:at]}\n<p class="pitfalls-legend">{_lab("i18n").t(LEGEND)}</p>\n{html[at:]}'
 
 
 def on_post_build(config):
@@ -254,9 +372,21 @@ def on_post_build(config):
     hrefs = [f"../{sheet.relative_to(site).as_posix()}" for sheet in sheets if sheet.is_file()]
     provenance = _lab("provenance")
     (site / CODE_FOLDER).mkdir(parents=True, exist_ok=True)
+    language, last = _build_language(config)
+    i18n = _lab("i18n")
+    i18n.language = language
     for key, body in _code.items():
         (site / CODE_FOLDER / f"{key}.html").write_text(provenance.fragment_document(
-            body, title=f"Code behind a result — {config.site_name}", stylesheets=hrefs), encoding="utf-8")
+            body, title=i18n.t("Code behind a result — {site}", site=config.site_name), stylesheets=hrefs),
+            encoding="utf-8")
+    if last and _contradicted:
+        failures = list(_contradicted.values())
+        _contradicted.clear()
+        raise PluginError("\n".join(
+            f"Claim contradicted: check {claim['check']} ({claim['condition']}) does not hold — measured: "
+            f"{claim['measured']} — stated on " + "; ".join(f"page docs/{page}: {sentence!r}"
+                                                             for page, sentence in claim["pages"])
+            for claim in failures))
 
 
 def on_build_error(error, **kwargs):

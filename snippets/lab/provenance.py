@@ -32,8 +32,9 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from . import cache
+from . import cache, i18n
 from .cache import Experiment, Result
+from .i18n import t
 
 RECIPES = ("snippets.seeding", "snippets.tensor_loader", "snippets.step_budget")
 # Modules whose functions decide what is measured: the page packages, the question's setup, the timing helper.
@@ -185,8 +186,8 @@ def defer(page_html: str, folder: str) -> tuple[str, dict[str, str]]:
         bodies[key] = body
         url = html.escape(f"{folder}{key}.html")
         return (f'<div class="pitfalls-code__body" data-src="{url}"><p class="pitfalls-code__fallback">'
-                f'This loads here when the panel opens. <a href="{url}">Open it on its own page</a>.'
-                f"</p></div>")
+                + t('This loads here when the panel opens. <a href="{url}">Open it on its own page</a>.', url=url)
+                + "</p></div>")
 
     return _DEFERRABLE.sub(replace, page_html), bodies
 
@@ -195,7 +196,7 @@ def fragment_document(body: str, *, title: str, stylesheets: Iterable[str]) -> s
     """A deferred panel's file: a page of its own (readable when opened directly) whose ``<main>`` the panel
     fetches."""
     links = "".join(f'<link rel="stylesheet" href="{html.escape(href)}">' for href in stylesheets)
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+    return (f'<!doctype html>\n<html lang="{i18n.language}"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1">'
             f"<title>{html.escape(title)}</title>{links}<meta name=\"robots\" content=\"noindex\"></head>\n"
             f'<body><main class="md-content"><article class="md-content__inner md-typeset">'
@@ -209,13 +210,14 @@ def _qualname(obj: Any) -> str:
 
 
 def provenance_line(result: Result) -> str:
-    params = ", ".join(f"{k}={v!r}" for k, v in result.params.items()) or "no parameters"
+    params = ", ".join(f"{k}={v!r}" for k, v in result.params.items()) or t("no parameters")
     when = result.computed_at.replace("T", " ").removesuffix("+00:00") + (" UTC" if "+00:00" in result.computed_at else "")
-    origin = (f"read from this machine's result cache (computed {when})" if result.cached
-              else "computed by this build")
+    origin = (t("read from this machine's result cache (computed {when})", when=when) if result.cached
+              else t("computed by this build"))
     return (f'<p class="pitfalls-provenance"><code>{html.escape(result.experiment)}'
-            f"({html.escape(params)})</code> — took {result.elapsed_s:.1f} s to compute, {origin}. "
-            f"Measured with {html.escape(result.stamp)}.</p>")
+            f"({html.escape(params)})</code> — "
+            + t("took {seconds} s to compute, {origin}. Measured with {stamp}.", seconds=f"{result.elapsed_s:.1f}",
+                origin=origin, stamp=html.escape(i18n.stamp(result.stamp))) + "</p>")
 
 
 def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None = None,
@@ -231,7 +233,7 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
     if recipes:
         names = ", ".join(f"<code>{html.escape(r.__name__)}</code> ({html.escape(_relative(inspect.getsourcefile(r)))})"
                           for r in recipes)
-        parts.append(f"<p>It uses the recipe code {names}, shown in full on its page.</p>")
+        parts.append("<p>" + t("It uses the recipe code {names}, shown in full on its page.", names=names) + "</p>")
     if found:
         listed = ", ".join(f"<code>{html.escape(_qualname(h))}</code>" for h in found)
         printed = _helpers_on_page.setdefault(cache.current_page, set()) if cache.current_page else set()
@@ -240,18 +242,19 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
         body = "\n".join(source_block(h) for h in fresh)
         if seen:
             names = ", ".join(f"<code>{html.escape(_qualname(h))}</code>" for h in seen)
-            body += f"\n<p>Shown in an earlier panel on this page: {names}.</p>"
+            body += "\n<p>" + t("Shown in an earlier panel on this page: {names}.", names=names) + "</p>"
         printed.update(_qualname(h) for h in fresh)
-        parts.append(_details(f"What it calls: {listed}", body))
+        parts.append(_details(t("What it calls: {listed}", listed=listed), body))
     drawers = [drawn_by] if callable(drawn_by) else list(drawn_by or [])
     for drawer in drawers:
-        parts.append(_details(f"Drawing code: <code>{html.escape(_qualname(drawer))}</code>", source_block(drawer)))
+        parts.append(_details(t("Drawing code: {name}", name=f"<code>{html.escape(_qualname(drawer))}</code>"),
+                              source_block(drawer)))
     check_list = list(checks)
     if check_list:
         listed = ", ".join(f"<code>{html.escape(getattr(c, 'check_name', c.__name__))}</code>" for c in check_list)
-        parts.append(_details(f"Checks behind the claims: {listed}",
+        parts.append(_details(t("Checks behind the claims: {listed}", listed=listed),
                               "\n".join(source_block(inspect.unwrap(c)) for c in check_list)))
-    summary = f"Code that measured this: <code>{html.escape(exp.name)}</code>"
+    summary = t("Code that measured this: {name}", name=f"<code>{html.escape(exp.name)}</code>")
     from . import machines
 
     return machines.compare(result, drawers) + "\n" + _details(summary, parts[0] + "\n" + _deferrable("\n".join(parts[1:])), kind="example",

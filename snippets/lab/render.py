@@ -27,8 +27,9 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
-from . import cache, environment  # noqa: E402
+from . import cache, environment, i18n  # noqa: E402
 from .cache import Result  # noqa: E402
+from .i18n import t  # noqa: E402
 
 STYLE = {
     "svg.hashsalt": "pytorch-pitfalls-measured",
@@ -74,10 +75,12 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
     the matplotlib version. A freshly computed result is always drawn anew.
     """
     caller = sys._getframe(1)
+    alt = t(alt)
     key = _figure_key(result, alt, caller.f_code.co_filename, caller.f_code.co_name)
     path = cache.cache_dir().parent / "figures" / f"{key}.svg"
     if result.cached and path.exists():
         return path.read_text(encoding="utf-8")
+    translate_figure(fig)
     buffer = io.StringIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
@@ -88,6 +91,50 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
     )
     cache.store_text(path, text)
     return text
+
+
+# Chinese text is drawn in Noto Sans CJK SC (Debian: fonts-noto-cjk); a reader's browser without it takes the
+# next family it has.
+CJK_FONT = "Noto Sans CJK SC"
+CJK_FALLBACKS = "'Noto Sans SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', sans-serif"
+
+
+def translate_figure(fig: Figure) -> None:
+    """Every title, label, legend entry, annotation and fixed tick label of ``fig`` in the page's language
+    (``i18n.t``); a text in Chinese is drawn with a CJK font, which must be installed."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter
+
+    if i18n.language == i18n.DEFAULT:
+        return
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, FixedFormatter):
+                formatter.seq = [t(str(label)) for label in formatter.seq]
+    for text in fig.findobj(Text):
+        shown = text.get_text()
+        if not shown:
+            continue
+        translated = t(shown)
+        if translated != shown:
+            text.set_text(translated)
+        if i18n._CJK.search(translated):
+            text.set_fontfamily([STYLE["font.family"], cjk_font()])
+
+
+def cjk_font() -> str:
+    """The CJK font's family, after checking matplotlib can find it: without it every Chinese glyph is a box."""
+    from matplotlib import font_manager
+
+    try:
+        font_manager.findfont(CJK_FONT, fallback_to_default=False)
+    except ValueError:
+        raise RuntimeError(f"Chinese figures need the font {CJK_FONT!r}, which matplotlib cannot find. Install it "
+                           "(Debian/Ubuntu: apt-get install fonts-noto-cjk; macOS/Windows: Noto Sans CJK SC from "
+                           "https://github.com/notofonts/noto-cjk), then remove matplotlib's font cache "
+                           "(~/.cache/matplotlib) and build again.") from None
+    return CJK_FONT
 
 
 _SVG = "{http://www.w3.org/2000/svg}"
@@ -141,6 +188,9 @@ def lean_svg(text: str, *, label: str) -> str:
     if any(_XLINK_HREF in el.attrib for el in root.iter()):
         attributes["xmlns:xlink"] = "http://www.w3.org/1999/xlink"
     attributes.update(inherited)
+    for el in root.iter(_SVG + "text"):  # a reader without Noto CJK gets the CJK font their system has
+        if CJK_FONT in (el.get("style") or ""):
+            el.set("style", el.get("style").replace(f"'{CJK_FONT}'", f"'{CJK_FONT}', {CJK_FALLBACKS}"))
     out: list[str] = [_open_tag("svg", attributes)]
     for child in root:
         _write(child, out)
@@ -285,7 +335,8 @@ def _write(el: ET.Element, out: list[str]) -> None:
 def _figure_key(result: Result, alt: str, renderer_file: str, renderer: str) -> str:
     digest = hashlib.sha256()
     for part in (json.dumps(result.value, sort_keys=True), result.experiment, str(result.timing), alt, renderer,
-                 matplotlib.__version__):
+                 matplotlib.__version__, i18n.language, json.dumps(i18n.catalogue(i18n.language)[0], sort_keys=True)
+                 if i18n.language != i18n.DEFAULT else ""):
         digest.update(part.encode())
     for source in (renderer_file, __file__):
         digest.update(Path(source).read_bytes())
@@ -303,13 +354,13 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, align: str |
     if len(align) != len(headers):
         raise ValueError(f"align has {len(align)} letters for {len(headers)} columns")
     marks = {"l": ":---", "r": "---:", "c": ":---:"}
-    lines = ["| " + " | ".join(_cell(h) for h in headers) + " |",
+    lines = ["| " + " | ".join(_cell(t(h)) for h in headers) + " |",
              "| " + " | ".join(marks[a] for a in align) + " |"]
     for row in rows:
         row = list(row)
         if len(row) != len(headers):
             raise ValueError(f"row {row!r} has {len(row)} cells for {len(headers)} columns")
-        lines.append("| " + " | ".join(_cell(c) for c in row) + " |")
+        lines.append("| " + " | ".join(_cell(t(c) if isinstance(c, str) else c) for c in row) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -329,7 +380,7 @@ def ratio_text(ratio: float) -> str:
 
 
 def stamp_line(result: Result) -> str:
-    return f'<p class="pitfalls-stamp">Measured with {html.escape(result.stamp)}</p>\n'
+    return '<p class="pitfalls-stamp">' + t("Measured with {stamp}", stamp=html.escape(i18n.stamp(result.stamp))) + "</p>\n"
 
 
 def timing_table(result: Result, rows: Sequence[dict], *, label: str = "Variant",
@@ -367,7 +418,7 @@ def noisy_said(text: str, interval: dict, flag: bool) -> str:
     from .timing import is_noisy
 
     if flag and interval.get("low") is not None and interval.get("high") is not None and is_noisy(interval):
-        return f"{text[:-1]}, noisy)"
+        return f"{text[:-1]}{t(', noisy')})"
     return text
 
 
@@ -380,7 +431,7 @@ def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = True) -> 
     """
     low, high, value = interval.get("low"), interval.get("high"), interval["value"]
     if low is None or high is None:
-        return f"{value:,.2f}{suffix} (no interval: too few repeats)"
+        return f"{value:,.2f}{suffix} " + t("(no interval: too few repeats)")
     half = (high - low) / 2
     digits = _decimals_for(half)
     if 0 < abs(value) < 0.1:
@@ -416,17 +467,18 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
         return ""
     from .timing import CONTENTION_LIMIT, NOISE_TOLERANCE, contended, relative_spread
 
-    lines = ['!!! warning "Noisy measurement on this machine"',
-             f"    These ratios are not findings: they vary by more than ±{NOISE_TOLERANCE:.0%} across the repeated "
-             f"rounds, or other programs used more than {CONTENTION_LIMIT:.0%} of the machine's CPU time while "
-             "they were measured (which changes what is measured, not only its spread).", ""]
+    lines = [f'!!! warning "{t("Noisy measurement on this machine")}"',
+             "    " + t("These ratios are not findings: they vary by more than ±{tolerance} across the repeated "
+                        "rounds, or other programs used more than {limit} of the machine's CPU time while "
+                        "they were measured (which changes what is measured, not only its spread).",
+                        tolerance=f"{NOISE_TOLERANCE:.0%}", limit=f"{CONTENTION_LIMIT:.0%}"), ""]
     for name, interval, *share in noisy:
         spread = relative_spread(interval)
-        shown = "no interval (too few repeats)" if math.isinf(spread) else f"spread ±{spread:.0%}"
+        shown = t("no interval (too few repeats)") if math.isinf(spread) else t("spread ±{spread}", spread=f"{spread:.0%}")
         if contended(interval.get("contention")):
-            shown += f"; other programs used {interval['contention']:.0%} of the CPU"
+            shown += t("; other programs used {share} of the CPU", share=f"{interval['contention']:.0%}")
         # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
-        lines.append(f"    - {name}: {value}, {shown}")
-    lines += ["", "    Re-measure on a quiet machine: `REFRESH=timing make build`."]
+        lines.append(f"    - {t(name)}: {value}, {shown}")
+    lines += ["", "    " + t("Re-measure on a quiet machine: `REFRESH=timing make build`.")]
     return "\n".join(lines) + "\n"

@@ -15,6 +15,7 @@ from typing import Sequence
 import torch
 
 from snippets.lab.cache import Result
+from snippets.lab.i18n import t
 from snippets.lab.render import (COLORS, new_figure, noise_warning, percent_interval, ratio_interval, seconds,
                                  stamp_line, svg, table)
 from snippets.lab.timing import decide
@@ -328,8 +329,10 @@ def workers(result: Result) -> str:
     text = ""
     for n, batch_size in result["settings"]:
         batches = _batches(n, batch_size)
-        plural = "es" if batches > 1 else ""
-        text += (f"**N = {n:,}, batch size {batch_size:,}** ({batches} batch{plural} per epoch)\n\n"
+        heading = t("**N = {n}, batch size {batch_size}** ({batches} batches per epoch)" if batches > 1 else
+                    "**N = {n}, batch size {batch_size}** ({batches} batch per epoch)",
+                    n=f"{n:,}", batch_size=f"{batch_size:,}", batches=batches)
+        text += (f"{heading}\n\n"
                  + interval_table(result, list(worker_rows(result, n).values()),
                                   worker_ratios(result, n, "num_workers=0"), label="Loader (time per epoch)",
                                   baseline="num_workers=0")
@@ -397,13 +400,16 @@ def agreement(result: Result) -> str:
     found = disagreements(result)
     if not found:
         return ""
-    lines = ['\n!!! warning "Identical operations disagree on this machine"']
+    lines = [f'\n!!! warning "{t("Identical operations disagree on this machine")}"']
     for operation in dict.fromkeys(d["operation"] for d in found):
-        pairs = "; ".join(f"{a:,} against {b:,} floats per row: {ratio_interval(d['ratio'])}"
+        pairs = "; ".join(t("{a} against {b} floats per row: {ratio}", a=f"{a:,}", b=f"{b:,}",
+                            ratio=ratio_interval(d["ratio"]))
                           for d in found if d["operation"] == operation for a, b in [d["widths"]])
-        lines.append(f"    These rows time the same {operation} of the same {result['megabytes']} MiB; they disagree "
-                     f"by more than ±{SAME_OPERATION_MARGIN:.0%}, beyond their uncertainty ({pairs}): the machine "
-                     "was busy while one of them ran. Re-measure on a quiet machine: `REFRESH=timing make build`.\n")
+        lines.append("    " + t("These rows time the same {operation} of the same {megabytes} MiB; they disagree "
+                                "by more than ±{margin}, beyond their uncertainty ({pairs}): the machine was busy "
+                                "while one of them ran. Re-measure on a quiet machine: `REFRESH=timing make build`.",
+                                operation=operation, megabytes=result["megabytes"],
+                                margin=f"{SAME_OPERATION_MARGIN:.0%}", pairs=pairs) + "\n")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ import statistics
 
 from snippets.lab import render
 from snippets.lab.cache import Result
+from snippets.lab.i18n import t
 
 from . import derive
 from .derive import at_step, runs
@@ -73,8 +74,8 @@ def equal_steps(result: Result) -> str:
         by_steps.append(cells)
         end = at_step(run, epochs * run["steps_per_epoch"])
         by_epochs.append([*name, f"{epochs * run['steps_per_epoch']:,}", _loss(end["loss"]) if end else "—"])
-    return (f"**At equal steps**\n\n" + render.table(steps_headers, by_steps, align="lr" + "r" * len(marks) + "rr")
-            + f"\n**At equal epochs ({epochs}), as the question compares them**\n\n"
+    return (f"{t('**At equal steps**')}\n\n" + render.table(steps_headers, by_steps, align="lr" + "r" * len(marks) + "rr")
+            + "\n" + t("**At equal epochs ({epochs}), as the question compares them**", epochs=epochs) + "\n\n"
             + render.table(epochs_headers, by_epochs, align="lrrr") + "\n" + render.stamp_line(result))
 
 

@@ -1,0 +1,379 @@
+"""The Chinese edition: translation at render time, and every English page's twin under docs/zh/."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from snippets.lab import claims, i18n, render
+
+DOCS = ROOT / "docs"
+ENGLISH_PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if not p.is_relative_to(DOCS / "zh"))
+NOTEBOOKS = sorted(p.name for p in (DOCS / "notebooks").glob("*.py"))
+
+
+@pytest.fixture()
+def zh(monkeypatch):
+    monkeypatch.setattr(i18n, "language", "zh")
+    monkeypatch.setattr(i18n, "missing", {})
+    return i18n
+
+
+@pytest.fixture()
+def catalogue_in(tmp_path, monkeypatch):
+    """A private set of catalogues: ``catalogue_in({"a/zh.json": {...}})``."""
+    def write(files: dict[str, dict]):
+        for name, entries in files.items():
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
+        monkeypatch.setattr(i18n, "_ROOT", tmp_path)
+        i18n.catalogue.cache_clear()
+        return i18n
+    yield write
+    i18n.catalogue.cache_clear()
+
+
+# --- translating ---------------------------------------------------------------------------------------------
+
+def test_english_is_the_source_and_comes_back_unchanged():
+    assert i18n.language == "en"
+    assert i18n.t("median") == "median"
+    assert i18n.t("{n} runs", n=3) == "3 runs"
+
+
+def test_a_text_and_a_template_are_translated(zh, catalogue_in):
+    catalogue_in({"zh.json": {"median": "中位数", "{n} runs": "{n} 次运行"}})
+    assert i18n.t("median") == "中位数"
+    assert i18n.t("{n} runs", n=3) == "3 次运行"
+    assert i18n.missing == {}
+
+
+def test_a_pattern_matches_printed_text_and_translates_what_it_captured(zh, catalogue_in):
+    catalogue_in({"zh.json": {"Batch {b}: needs {steps} steps": "批大小 {b}：需要 {steps} 步",
+                              "{what} (sequential)": "{what}（顺序）", "loss": "损失"}})
+    assert i18n.t("Batch 64: needs 3,140 steps") == "批大小 64：需要 3,140 步"
+    assert i18n.t("loss (sequential)") == "损失（顺序）"
+    # a field holding prose nobody translated does not make the pattern match: the text is reported instead
+    assert i18n.t("the question's loss (sequential)") == "the question's loss (sequential)"
+    assert ("zh", "the question's loss (sequential)") in i18n.missing
+
+
+def test_a_field_used_twice_must_capture_the_same_text(zh, catalogue_in):
+    catalogue_in({"zh.json": {"{x} against {x}": "{x} 对自身"}})
+    assert i18n.t("a1 against a1") == "a1 对自身"
+    assert i18n.translate("a1 against b2", "zh") is None
+
+
+def test_a_missing_translation_is_kept_in_english_and_reported_with_its_page(zh, catalogue_in, monkeypatch):
+    from snippets.lab import cache
+
+    catalogue_in({"zh.json": {}})
+    monkeypatch.setattr(cache, "current_page", "zh/seeding-order.md")
+    assert i18n.t("bitwise equal") == "bitwise equal"
+    assert i18n.missing == {("zh", "bitwise equal"): {"zh/seeding-order.md"}}
+
+
+@pytest.mark.parametrize("text", ["`torch.randn`", "1.07 ms", "DataLoader, shuffle=True", "num_workers=2",
+                                  "TensorDataset", "CPU", "2.13.0+cpu", "中位数", "Python", "—", "3 × 4", "GB/s"])
+def test_code_numbers_identifiers_and_chinese_need_no_translation(text):
+    assert not i18n.needs_translation(text)
+
+
+@pytest.mark.parametrize("text", ["median", "**no**", "direct (as asked)", "Loss per epoch", "the CPU",
+                                  "DataLoader per batch", "yes"])
+def test_words_need_a_translation(text):
+    assert i18n.needs_translation(text)
+
+
+def test_a_key_translated_differently_in_two_catalogues_is_an_error(catalogue_in):
+    catalogue_in({"a/zh.json": {"median": "中位数"}, "b/zh.json": {"median": "中值"}})
+    with pytest.raises(ValueError, match="translated twice, differently"):
+        i18n.catalogue("zh")
+
+
+def test_a_translation_must_keep_the_keys_fields(catalogue_in):
+    catalogue_in({"zh.json": {"{n} runs": "{count} 次运行"}})
+    with pytest.raises(ValueError, match="same fields"):
+        i18n.catalogue("zh")
+
+
+def test_a_catalogue_that_is_not_json_is_named(catalogue_in):
+    catalogue_in({"zh.json": {}})
+    (i18n._ROOT / "zh.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        i18n.catalogue("zh")
+
+
+def test_the_language_of_a_page_is_its_folder():
+    assert i18n.language_of("zh/seeding-order.md") == "zh"
+    assert i18n.language_of("zh/notebooks/question_steps.py") == "zh"
+    assert i18n.language_of("seeding-order.md") == "en"
+    assert i18n.language_of("zhongwen.md") == "en"
+
+
+def test_a_stamp_keeps_versions_and_translates_its_words(zh):
+    assert i18n.stamp("torch 2.13.0+cpu, AMD EPYC 7B13, 2 threads") == "torch 2.13.0+cpu, AMD EPYC 7B13, 2 个线程"
+    assert i18n.stamp("torch 2.13.0, 1 thread") == "torch 2.13.0, 1 个线程"
+
+
+# --- what the renderers print in Chinese -------------------------------------------------------------------------
+
+def test_a_table_is_printed_in_the_pages_language(zh):
+    table = render.table(["operation", "advances the global RNG"], [["`torch.randn`", "**yes**"]], align="lc")
+    header, _, row = table.splitlines()
+    assert re.search(r"[\u4e00-\u9fff]", header) and "operation" not in header and "advances" not in header, header
+    assert row.startswith("| `torch.randn` | **") and "yes" not in row and re.search(r"[\u4e00-\u9fff]", row), row
+    assert i18n.missing == {}
+
+
+def test_a_figure_is_drawn_with_chinese_words_in_a_cjk_font(zh):
+    from snippets.lab.cache import Result
+
+    fig, ax = render.new_figure("square")
+    ax.plot([1, 2], [3, 4], label="direct (as asked)")
+    ax.set(xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
+    ax.legend()
+    result = Result({"x": 1}, "probe.figure", {}, {}, "2026-01-01T00:00:00+00:00", 0.0, False, cached=False)
+    svg = render.svg(fig, result, alt="Loss curves of direct and DataLoader training, and their difference")
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert "Loss per epoch" not in texts and "epoch" in texts and texts.count("epoch") == 1, texts
+    assert all(re.search(r"[\u4e00-\u9fff]", text) for text in texts if re.search("[a-z]{3}", text)
+               and text not in ("epoch",) and "DataLoader" not in text and "MSE" not in text), texts
+    assert f"'{render.CJK_FONT}', {render.CJK_FALLBACKS}" in svg, "no CJK font for readers without Noto"
+    assert 'aria-label="' in svg and "DataLoader" in svg.split('aria-label="')[1].split('"')[0]
+    assert not re.search(r'aria-label="Loss curves', svg), "the alt text is still English"
+    assert i18n.missing == {}, i18n.missing
+
+
+def test_without_the_cjk_font_a_chinese_figure_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(render, "CJK_FONT", "No Such Font CJK")
+    with pytest.raises(RuntimeError, match="fonts-noto-cjk"):
+        render.cjk_font()
+
+
+def test_an_english_figure_keeps_its_font(monkeypatch):
+    fig, ax = render.new_figure("square")
+    ax.set_title("Loss per epoch")
+    render.translate_figure(fig)
+    assert ax.title.get_text() == "Loss per epoch" and render.CJK_FONT not in ax.title.get_fontfamily()
+
+
+# --- claims in two languages --------------------------------------------------------------------------------------
+
+def test_a_claims_words_and_tip_are_in_the_pages_language(zh):
+    outcome = claims.Check(name="seeding.probe", condition="every parameter tensor of the second model differs "
+                           "from the first's after a single seed", holds=True, values={"device": "the CPU", "n": 4})
+    text = claims.say(outcome, "在 {device} 上，{n} 个参数张量不同。")
+    assert "the CPU" not in text.split('class="pitfalls-claim__tip"')[0], text
+    tip = re.search(r'class="pitfalls-claim__tip"[^>]*>(.*?)</span>', text).group(1)
+    assert "Checked when" not in tip and "every parameter tensor" not in tip and re.search(r"[\u4e00-\u9fff]", tip), tip
+    assert i18n.missing == {}, i18n.missing
+
+
+def test_a_contradicted_claim_is_collected_in_a_build_and_raised_outside_one(monkeypatch):
+    outcome = claims.Check(name="p.c", condition="x > 1", holds=False, values={"x": 0})
+    with pytest.raises(claims.ClaimError, match="Claim contradicted"):
+        claims.say(outcome, "x is {x}")
+    monkeypatch.setattr(claims, "collect_contradictions", True)
+    monkeypatch.setattr(claims, "contradicted", [])
+    text = claims.say(outcome, "x is {x}")
+    assert "pitfalls-claim--contradicted" in text
+    assert claims.contradicted == [{"check": "p.c", "condition": "x > 1", "measured": "x = 0", "page": None,
+                                    "sentence": "x is 0"}]
+
+
+def test_every_check_condition_and_every_lab_template_has_a_chinese_translation():
+    import snippets.experiments.loader.checks  # noqa: F401  (registers their checks)
+    import snippets.experiments.seeding.checks  # noqa: F401
+    import snippets.experiments.steps.checks  # noqa: F401
+
+    i18n.catalogue.cache_clear()
+    untranslated = [f"check {name}: {check.condition!r}" for name, check in claims.CHECKS.items()
+                    if i18n.translate(check.condition, "zh") is None]
+    for path in sorted((ROOT / "snippets" / "lab").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "t" and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                if i18n.needs_translation(node.args[0].value) and i18n.translate(node.args[0].value, "zh") is None:
+                    untranslated.append(f"{path.name}:{node.lineno}: {node.args[0].value!r}")
+    assert not untranslated, "no Chinese for:\n" + "\n".join(untranslated)
+
+
+def test_the_shipped_catalogues_load():
+    i18n.catalogue.cache_clear()
+    exact, patterns = i18n.catalogue("zh")
+    assert len(exact) > 100 and patterns
+    assert all(i18n.catalogue_files("zh"))
+
+
+# --- every English page has its Chinese twin ---------------------------------------------------------------------
+
+FENCE = re.compile(r'^(?P<indent>[ ]*)```python exec="1"(?P<attrs>[^\n]*)\n(?P<body>.*?)^(?P=indent)```', re.S | re.M)
+HEADING = re.compile(r"^(#{1,6}) (.*?)(?:\s*\{\s*#([\w-]+)\s*\})?\s*$", re.M)
+
+
+def headings(markdown: str) -> list[tuple[int, str]]:
+    """(level, anchor) of each heading outside code; an English heading's anchor is the one MkDocs derives."""
+    from markdown.extensions.toc import slugify
+
+    outside = re.sub(r"^```.*?^```", "", markdown, flags=re.S | re.M)
+    return [(len(hashes), anchor or slugify(re.sub(r"[`*]", "", text), "-"))
+            for hashes, text, anchor in HEADING.findall(outside)]
+
+
+def code_shape(code: str) -> list[tuple]:
+    """An exec block's tokens, with each string reduced to the fields it fills in: the code must be the same in
+    both languages, the sentences may not."""
+    shape = []
+    for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        if token.type == tokenize.STRING:
+            shape.append(("string", tuple(sorted(re.findall(r"\{[^{}]*\}", token.string)))))
+        elif token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            shape.append((token.type, token.string))
+    return shape
+
+
+def test_the_pages_are_found():
+    assert {"index.md", "seeding-order.md", "loader-overhead.md", "update-steps.md", "environment.md"} <= set(ENGLISH_PAGES)
+
+
+@pytest.mark.parametrize("page", ENGLISH_PAGES)
+def test_every_english_page_has_a_chinese_twin_with_the_same_sections(page):
+    twin = DOCS / "zh" / page
+    assert twin.is_file(), f"docs/{page} has no Chinese twin docs/zh/{page}"
+    english, chinese = (DOCS / page).read_text(encoding="utf-8"), twin.read_text(encoding="utf-8")
+    assert headings(chinese) == headings(english), (
+        f"docs/zh/{page}: its headings (level, anchor) differ from docs/{page}'s — a section added to one "
+        f"language must be added to the other")
+    assert re.search(r"[\u4e00-\u9fff]", chinese), f"docs/zh/{page} is not written in Chinese"
+
+
+@pytest.mark.parametrize("page", ENGLISH_PAGES)
+def test_every_exec_block_runs_the_same_code_in_both_languages(page):
+    twin = DOCS / "zh" / page
+    english = list(FENCE.finditer((DOCS / page).read_text(encoding="utf-8")))
+    chinese = list(FENCE.finditer(twin.read_text(encoding="utf-8")))
+    assert len(chinese) == len(english), f"docs/zh/{page}: {len(chinese)} exec blocks, docs/{page} {len(english)}"
+    for number, (a, b) in enumerate(zip(english, chinese), 1):
+        assert b["attrs"] == a["attrs"], f"docs/zh/{page}: exec block {number}'s fence differs"
+        assert code_shape(b["body"]) == code_shape(a["body"]), (
+            f"docs/zh/{page}: exec block {number} ({a['attrs'].strip()}) runs different code, or its sentences "
+            "fill in different fields")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_every_notebook_has_a_chinese_twin_with_the_same_code(notebook):
+    def cells(text: str) -> list[tuple[str, str]]:
+        parts = re.split(r"^# %%(.*)$", text, flags=re.M)
+        return [("markdown" if "[markdown]" in head else "code", body.strip() if "[markdown]" not in head else "")
+                for head, body in zip(parts[1::2], parts[2::2])]
+
+    twin = DOCS / "zh" / "notebooks" / notebook
+    assert twin.is_file(), f"docs/notebooks/{notebook} has no Chinese twin"
+    assert cells(twin.read_text(encoding="utf-8")) == cells((DOCS / "notebooks" / notebook).read_text(encoding="utf-8"))
+
+
+def test_the_heading_comparison_sees_a_missing_section():
+    english = "# T\n\n## One\n\n## Two\n"
+    assert headings("# 标题 { #t }\n\n## 一 { #one }\n") != headings(english)
+    assert headings("# 标题 { #t }\n\n## 一 { #one }\n\n## 二 { #two }\n") == headings(english)
+
+
+def test_the_code_comparison_sees_changed_code_but_not_changed_sentences():
+    a = 'print(say(c, "After one seed, {differ} of {total} differ."), x + 1)\n'
+    assert code_shape('print(say(c, "一个种子之后，{total} 个中有 {differ} 个不同。"), x + 1)\n') == code_shape(a)
+    assert code_shape('print(say(c, "一个种子之后有 {differ} 个不同。"), x + 1)\n') != code_shape(a)
+    assert code_shape('print(say(c, "After one seed, {differ} of {total} differ."), x + 2)\n') != code_shape(a)
+
+
+# --- the build: one execution, one failure -----------------------------------------------------------------------
+
+def test_a_wrapped_chinese_paragraph_reads_as_one_but_code_keeps_its_lines():
+    from snippets.lab import mkdocs_hook
+
+    markdown = "第一行，\n第二行。\nEnglish line\n中文\n\n```python\nx = '甲'\n'乙'\n```\n"
+    joined = mkdocs_hook.join_cjk_lines(markdown)
+    assert joined.startswith("第一行，第二行。\nEnglish line\n中文")
+    assert "x = '甲'\n'乙'" in joined
+
+
+def test_a_translated_notebook_is_found_by_its_folder():
+    from snippets.lab import mkdocs_hook
+
+    assert mkdocs_hook._twin("docs/zh/notebooks/q.py") == Path("docs/notebooks/q.py")
+    assert mkdocs_hook._twin("docs/notebooks/q.py") is None
+
+
+def _notebook(path: Path, cells: list[tuple[str, str]]) -> None:
+    path.write_text("".join(f"# %% {head}\n{body}\n\n" for head, body in cells), encoding="utf-8")
+
+
+def test_a_translated_notebook_takes_its_outputs_from_the_one_execution(tmp_path, monkeypatch):
+    import nbformat
+
+    from snippets.lab import mkdocs_hook
+
+    docs = tmp_path / "docs"
+    (docs / "notebooks").mkdir(parents=True)
+    (docs / "zh" / "notebooks").mkdir(parents=True)
+    _notebook(docs / "notebooks" / "q.py", [("[markdown]", "# Title"), ("", "print(1)")])
+    _notebook(docs / "zh" / "notebooks" / "q.py", [("[markdown]", "# 标题"), ("", "print(1)")])
+    monkeypatch.setattr(mkdocs_hook, "_executed_dir", tmp_path / "executed")
+    runs = []
+
+    def execute():  # stands for nbclient: the English notebook, executed with its output
+        import jupytext
+
+        notebook = jupytext.read(docs / "notebooks" / "q.py")
+        notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+        target = mkdocs_hook._executed_path(str(docs / "notebooks" / "q.py"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(nbformat.writes(notebook), encoding="utf-8")
+        runs.append(1)
+
+    merged = mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+    notebook = nbformat.read(merged, as_version=4)
+    assert notebook.cells[0].source == "标题" and notebook.cells[1].outputs[0]["text"] == "1\n"
+    mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+    assert runs == [1], "the English notebook ran more than once"
+    _notebook(docs / "zh" / "notebooks" / "q.py", [("[markdown]", "# 标题"), ("", "print(2)")])
+    from mkdocs.exceptions import PluginError
+
+    with pytest.raises(PluginError, match="code cell 1 differs"):
+        mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+
+
+def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both_pages(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from mkdocs.exceptions import PluginError
+
+    from snippets.lab import mkdocs_hook
+
+    class Plugins(dict):
+        pass
+
+    plugin = SimpleNamespace(current_language="en", default_language="en", build_languages=["en", "zh"])
+    config = SimpleNamespace(plugins=Plugins(i18n=plugin), site_dir=str(tmp_path), extra_css=[], site_name="S")
+    monkeypatch.setattr(mkdocs_hook, "_contradicted", {})
+    monkeypatch.setattr(mkdocs_hook, "_code", {})
+    for language, page, sentence in (("en", "seeding-order.md", "x is 0"), ("zh", "zh/seeding-order.md", "x 为 0")):
+        claims.contradicted.append({"check": "p.c", "condition": "x > 1", "measured": "x = 0", "page": page,
+                                    "sentence": sentence})
+        mkdocs_hook.on_page_content("<h1>T</h1>", SimpleNamespace(file=SimpleNamespace(src_path=page), url=""))
+        plugin.current_language = language
+        if language == "en":
+            mkdocs_hook.on_post_build(config)  # the first language: the build goes on to the next
+    with pytest.raises(PluginError) as raised:
+        mkdocs_hook.on_post_build(config)
+    message = str(raised.value)
+    assert message.count("Claim contradicted") == 1
+    assert "page docs/seeding-order.md: 'x is 0'" in message and "page docs/zh/seeding-order.md: 'x 为 0'" in message
