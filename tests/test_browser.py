@@ -42,7 +42,9 @@ MIN_CONTRAST = 4.5  # WCAG AA for normal text
 FIGURE_MARKER_BUDGET = 500
 TIMEOUT_MS = 90_000  # a slow, shared 2-core machine
 
-SEARCHES = [("manual_seed", "seeding-order/"), ("collate", "loader-overhead/"), ("drop_last", "update-steps/")]
+SEARCHES = [("manual_seed", "seeding-order/"), ("collate", "loader-overhead/"), ("drop_last", "update-steps/"),
+            # the Chinese edition, searched from its own home page (Chinese words cut apart by jieba at build time)
+            ("随机数", "zh/seeding-order/"), ("批大小", "zh/update-steps/"), ("num_workers", "zh/loader-overhead/")]
 RECIPES = [("seeding-order/", "snippets/seeding.py"), ("loader-overhead/", "snippets/tensor_loader.py"),
            ("update-steps/", "snippets/step_budget.py")]
 COPY_BUTTON = 'button.md-clipboard, button.md-code__button[data-md-type="copy"]'
@@ -683,7 +685,7 @@ def test_tables_fit_a_laptop_page(visits):
 def test_search_finds_the_right_page(browser, base_url, term, expected):
     session = _Session(browser, base_url, viewport=LAPTOP)
     try:
-        session.open(base_url)
+        session.open(base_url + ("zh/" if expected.startswith("zh/") else ""))
         box = session.page.locator("input.md-search__input")
         box.click()
         box.press_sequentially(term, delay=30)  # Material searches on key presses, not on .fill()

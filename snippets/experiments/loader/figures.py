@@ -43,7 +43,7 @@ def percent(interval: Interval) -> str:
 
 def verdict(decided: bool | None) -> str:
     """A target or comparison decided from an interval: met, missed, or undecided on this machine."""
-    return {True: "met", False: "missed", None: "undecided (interval across the target)"}[decided]
+    return t({True: "met", False: "missed", None: "undecided (interval across the target)"}[decided])
 
 
 def warning(named: list[tuple]) -> str:
