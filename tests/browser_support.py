@@ -127,10 +127,15 @@ def discover_pages(site: Path) -> tuple[list[str], list[str]]:
         else:
             sitemap.append(page_of(urlsplit(url).path))
     nav = []
-    for href in parse_html(site / "index.html").nav:
-        target = urlsplit(urljoin("http://site/", href))
-        if target.netloc == "site" and page_of(target.path) not in nav:
-            nav.append(page_of(target.path))
+    # the home page of each edition: the default language at the root, the others in their folders (zh/)
+    homes = [""] + sorted(f"{folder.name}/" for folder in site.iterdir()
+                          if folder.is_dir() and re.fullmatch(r"[a-z]{2}", folder.name)
+                          and (folder / "index.html").is_file())
+    for home in homes:
+        for href in parse_html(site / home / "index.html").nav:
+            target = urlsplit(urljoin(f"http://site/{home}", href))
+            if target.netloc == "site" and page_of(target.path) not in nav:
+                nav.append(page_of(target.path))
     return sitemap, nav
 
 

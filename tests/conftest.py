@@ -28,7 +28,7 @@ def project_copy(dest: Path, *, caches: bool = False) -> Path:
     """A throwaway copy of what a build reads (docs, snippets, overrides, config, Makefile), with file times kept
     so make sees the setup as up to date; ``caches=True`` also copies ``.cache`` so that builds in the copy
     never write into the project's caches."""
-    for name in ("docs", "snippets", "overrides", "results"):
+    for name in ("docs", "snippets", "overrides", "results", ".ci"):  # .ci: the Makefile's font and browser checks
         if (ROOT / name).is_dir():  # results/: the recorded machines, when there are any
             shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("mkdocs.yml", "Makefile", "pyproject.toml"):
@@ -55,6 +55,18 @@ def _never_the_project_cache(request, tmp_path_factory, monkeypatch):
         return
     monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path_factory.mktemp("private-cache") / "results"))
     monkeypatch.delenv("REFRESH", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _english_outside_a_build():
+    """A test that builds a Chinese page, or calls the hook as a build would, leaves English behind it: the
+    language, and claims raised rather than collected."""
+    yield
+    from snippets.lab import claims, i18n  # as imported now (a hook test may have purged the modules)
+
+    i18n.language = i18n.DEFAULT
+    claims.collect_contradictions = False
+    claims.contradicted.clear()
 
 
 @pytest.fixture()

@@ -35,7 +35,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--no-first-run"]
 LAPTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
-MIN_PAGES = 7  # home, three questions, two notebooks, environment
+MIN_PAGES = 14  # home, three questions, two notebooks, environment: in English and in Chinese (zh/)
 MIN_CONTRAST = 4.5  # WCAG AA for normal text
 # <use> elements per figure (matplotlib draws each scatter point or line marker as one): styling them grows
 # faster than their number — 2000 in one figure froze this site's page for over ten seconds on a 2-core laptop.
@@ -508,6 +508,31 @@ def test_pages_are_discovered_from_the_built_navigation(site_dir, site_pages):
     assert len(site_pages) >= MIN_PAGES, f"only {len(site_pages)} pages found ({site_pages}); expected ≥ {MIN_PAGES}"
 
 
+def test_both_editions_are_visited_page_for_page(site_pages):
+    english = [page for page in site_pages if not page.startswith("zh/")]
+    missing = [page for page in english if f"zh/{page}" not in site_pages]
+    assert english and not missing, f"English pages whose Chinese twin the browser tests do not visit: {missing}"
+
+
+def test_the_language_menu_leads_to_the_same_page_in_the_other_language(browser, base_url):
+    session = _Session(browser, base_url, viewport=LAPTOP)
+    try:
+        session.open(base_url + "seeding-order/")
+        assert session.page.evaluate("document.documentElement.lang") == "en"
+        links = session.page.evaluate("() => [...document.querySelectorAll('.md-select__link')]"
+                                      ".map((a) => [a.getAttribute('hreflang'), a.href])")
+        chinese = dict(links).get("zh")
+        assert chinese and urlsplit(chinese).path.endswith("/zh/seeding-order/"), links
+        session.open(chinese)
+        assert session.page.evaluate("document.documentElement.lang") == "zh"
+        assert "随机种子" in session.page.locator("h1").first.text_content()
+        back = dict(session.page.evaluate("() => [...document.querySelectorAll('.md-select__link')]"
+                                          ".map((a) => [a.getAttribute('hreflang'), a.href])")).get("en")
+        assert back and urlsplit(back).path.endswith("/seeding-order/") and "/zh/" not in back
+    finally:
+        session.close()
+
+
 def test_every_page_loads_offline_without_errors(visits):
     problems = []
     for visit in _visited(visits):
@@ -689,8 +714,8 @@ def test_search_finds_the_right_page(browser, base_url, term, expected):
         box = session.page.locator("input.md-search__input")
         box.click()
         box.press_sequentially(term, delay=30)  # Material searches on key presses, not on .fill()
-        session.page.wait_for_function(
-            "() => /matching document|No matching/i.test("
+        session.page.wait_for_function(  # the result count, in English or in Chinese
+            "() => /matching document|No matching|符合条件的结果/i.test("
             "document.querySelector('.md-search-result__meta')?.textContent || '')")
         found = session.page.evaluate(
             "() => [...document.querySelectorAll('a.md-search-result__link')].map((a) => a.href)")

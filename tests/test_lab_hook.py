@@ -528,10 +528,11 @@ def test_a_jpeg_figure_gets_its_alt_text_too(tmp_path):
 def test_the_legend_follows_the_first_heading():
     claim = '<span class="pitfalls-claim">x</span>'
     page = f"<h1>Title</h1><p>{claim}</p><h1>Another</h1>"
-    assert hook._with_legend(page) == f"<h1>Title</h1>\n{hook.LEGEND}\n<p>{claim}</p><h1>Another</h1>"
+    legend = '<p class="pitfalls-legend">' + hook.LEGEND + "</p>"
+    assert hook._with_legend(page) == f"<h1>Title</h1>\n{legend}\n<p>{claim}</p><h1>Another</h1>"
     at_start = f"</h1>{claim}"
-    assert hook._with_legend(at_start) == f"</h1>\n{hook.LEGEND}\n{claim}"
-    assert hook._with_legend(claim) == f"\n{hook.LEGEND}\n{claim}"
+    assert hook._with_legend(at_start) == f"</h1>\n{legend}\n{claim}"
+    assert hook._with_legend(claim) == f"\n{legend}\n{claim}"
     assert hook._with_legend("<h1>No claims</h1>") == "<h1>No claims</h1>"
 
 

@@ -213,6 +213,7 @@ def _configure_notebooks(config, jupyter) -> None:
         jupyter.config["cache"] = False
     if not getattr(jupyter_plugin.convert.nb2html, "pitfalls_wrapped", False):
         jupyter_plugin.convert.nb2html = _keep_executed(jupyter_plugin.convert.nb2html)
+    _unicode_notebook_anchors(jupyter_plugin)
     # A rendered page cached without its executed notebook (an older cache) is rendered again.
     docs = Path(config.docs_dir)
     for pattern in jupyter.config["include"]:
@@ -222,6 +223,19 @@ def _configure_notebooks(config, jupyter) -> None:
                 jupyter_plugin._get_cache_path(str(pages), key).unlink(missing_ok=True)
 
 
+def _unicode_notebook_anchors(jupyter_plugin) -> None:
+    """mkdocs-jupyter gives a notebook's headings, and its table of contents, ASCII-only anchors: a Chinese heading
+    gets ``id=""`` and a contents link to ``#_1``. Both are made with MkDocs' Unicode slug instead, which writes
+    the same anchors for English headings (``question-1-reproduced``)."""
+    import functools
+
+    from markdown.extensions.toc import TocExtension, slugify_unicode
+    from mkdocs_jupyter import convert
+
+    convert.slugify = lambda value: slugify_unicode(value, "-")
+    jupyter_plugin.TocExtension = functools.partial(TocExtension, slugify=slugify_unicode)
+
+
 def on_config(config):
     global _builds
     if _builds:
@@ -229,7 +243,7 @@ def on_config(config):
     _builds += 1
     _code.clear()
     language, _ = _build_language(config)
-    plugin = config.plugins.get("i18n")
+    plugin = config.plugins.get("i18n") if getattr(config, "plugins", None) is not None else None
     if plugin is None or plugin.current_language in (None, plugin.default_language):
         _contradicted.clear()  # the first language of this build
     _lab("i18n").language = language
@@ -251,7 +265,8 @@ def _build_language(config) -> tuple[str, bool]:
     """The language this build writes (mkdocs-static-i18n builds one language after the other) and whether it
     is the last one."""
     i18n = _lab("i18n")
-    plugin = config.plugins.get("i18n")
+    plugins = getattr(config, "plugins", None)
+    plugin = plugins.get("i18n") if plugins is not None else None
     if plugin is None or plugin.current_language is None:
         return i18n.DEFAULT, True
     order = [plugin.default_language] + [lang for lang in plugin.build_languages if lang != plugin.default_language]
@@ -279,11 +294,23 @@ def on_files(files, config):
             if jupyter.should_include(file) and not isinstance(file, NotebookFile):
                 files.remove(file)
                 files.append(NotebookFile(file, **config))
+    plugin = config.plugins.get("i18n") if getattr(config, "plugins", None) is not None else None
+    if plugin is not None and plugin.current_language in getattr(plugin, "i18n_files_per_language", {}):
+        # the i18n sitemap lists the pages it saw: the notebooks are pages again only from here on
+        plugin.i18n_files_per_language[plugin.current_language] = files.documentation_pages()
     return files
 
 
+_ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
+
+
 def on_post_page(output, page, config):
-    """Beside a notebook's page and its ``.py`` source: the executed ``.ipynb``, with this build's outputs."""
+    """Beside a notebook's page and its ``.py`` source: the executed ``.ipynb``, with this build's outputs.
+
+    The ``<link rel="alternate" hreflang>`` tags Material writes for the language menu are left out: Material's
+    script fetches a ``sitemap.xml`` beside each (``zh/seeding-order/sitemap.xml``), which does not exist, and
+    the site's one ``sitemap.xml`` already gives every page's alternates (``xhtml:link hreflang``)."""
+    output = _ALTERNATE_LINK.sub("", output)
     source = page.file.abs_src_path
     if _executed_dir is not None and source and source.endswith(".py") and "notebooks" in page.file.src_path:
         executed = _executed_path(source)

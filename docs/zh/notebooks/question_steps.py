@@ -1,26 +1,15 @@
 # %% [markdown]
 # # 问题二复现
 #
-# 第二个问题的脚本，保持原帖的样子，在构建网站时运行。它用一个 1-128-128-1 的 ReLU MLP 和 Adam（lr 1e-4）
-# 拟合 [-π, π] 上 10 000 个点的 sin(x)：一次 batch size（批大小）为 512、训练 20 个 epoch，一次用全批量
-# （10 000）训练 400 个 epoch，并画出两者的拟合曲线。全批量只训练 20 个 epoch 时，拟合效果差得多；训练 400 个
-# epoch 后，两者看起来差不多。唯一的改动：在原有注释旁边附上了英文译文，以及让 `plt.show()` 直接在页面中画图。
+# 第二个问题的脚本，按原帖原样在构建网站时运行。它用一个 1-128-128-1 的 ReLU MLP 和 Adam（学习率 1e-4）拟合 [-π, π] 上 10 000 个点的 sin(x)：一次 batch size（批大小）为 512、训练 20 个 epoch，一次用全批量（10 000）训练 400 个 epoch，并画出两者的拟合曲线。全批量只训练 20 个 epoch 时，拟合效果差得多；训练 400 个 epoch 后，两者看起来差不多。唯一的改动：在原有注释旁附上英文译文，并让 `plt.show()` 直接在页面中出图。
 #
-# 下面的输出有两点值得注意。只有全批量那次运行有打印：循环只在 `(epoch + 1) % 50 == 0` 时打印，
-# 而 20 个 epoch 里永远不会满足这个条件。另外，打印出的 loss 是一个 epoch 内各个 batch 的 loss 的平均值——
-# 对全批量来说，就是这个 epoch 唯一一次更新*之前*的 loss。
+# 下面的输出有两点值得注意。只有全批量那次运行有打印：循环只在 `(epoch + 1) % 50 == 0` 时打印，而 20 个 epoch 里永远不会满足这个条件。另外，打印出的 loss 是一个 epoch 内各个 batch 的 loss 的平均值——对全批量来说，就是这个 epoch 唯一一次更新*之前*的 loss。
 #
-# 这个 notebook 的运行时间大部分花在全批量那次运行上，而其中大部分又不是在做算术：每个 epoch，
-# `DataLoader` 都要把 10 000 行逐行取出，再重新拼接起来（见
-# [DataLoader 的开销](../../loader-overhead/)）。
+# 本 notebook 的运行时间大部分花在全批量那次运行上，而这部分时间又大多不是花在计算上：每个 epoch，`DataLoader` 都要把 10 000 行逐行取出，再重新拼接起来（见 [DataLoader 的开销](../../loader-overhead/)）。
 #
-# 为什么两次运行最后结果接近——批大小为 512 的 20 个 epoch 恰好是 400 个优化器更新步，与 400 个全批量 epoch
-# 相同——其中的计数和实测见[更新步数](../../update-steps/)。这里的数字来自[运行环境](../../environment/)
-# 页面所列的机器。
+# 为什么两次运行最后结果接近——批大小为 512 的 20 个 epoch 恰好是 400 个优化器更新步，与 400 个全批量 epoch 相同——其中的计数和实测见[更新步数](../../update-steps/)。这里的数字来自[运行环境](../../environment/)页面所列的机器。
 #
-# 下载这个 notebook：[question_steps.py](question_steps.py)——percent 格式的脚本，可以直接用
-# `python` 运行，也可以借助 jupytext 在 Jupyter 中打开——或者 [question_steps.ipynb](question_steps.ipynb)，
-# 已执行，包含这里显示的输出。
+# 下载本 notebook：[question_steps.py](question_steps.py)——percent 格式的脚本，可以直接用 `python` 运行，也可以借助 jupytext 在 Jupyter 中打开——或者已执行、包含这里所示输出的 [question_steps.ipynb](question_steps.ipynb)。
 
 # %%
 import torch
