@@ -186,6 +186,10 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
 
     calls.clear()
     convert(str(source), execute=True, kernel_name="other", allow_errors=True)
+    assert len(executed) == 1, "executed again although this source's executed copy exists"
+    assert calls == [(str(target), {"execute": False, "kernel_name": "other", "allow_errors": True})]
+    monkeypatch.setattr(hook, "_reexecute", True)  # REFRESH=1: executed again, with the options given
+    convert(str(source), execute=True, kernel_name="other", allow_errors=True)
     assert executed[-1]["kernel_name"] == "other" and executed[-1]["allow_errors"] is True
 
 

@@ -74,6 +74,8 @@ def purge_snippets() -> list[str]:
 
 RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
 _executed_dir: Path | None = None
+# REFRESH=1, first build of the process: notebooks execute again even where an executed copy exists.
+_reexecute = False
 
 
 def _twin(source: str) -> Path | None:
@@ -119,6 +121,9 @@ def _keep_executed(original):
         if machines.frozen():  # FROZEN=1: the leading machine's executed notebook, never an execution
             executed = str(_executed_path(nb_path))
             return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
+        target = _executed_path(nb_path)
+        if target.exists() and not _reexecute:  # executed by an earlier build on this machine, from this source
+            return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
         import jupytext
         import nbformat
         from nbclient import NotebookClient
@@ -127,7 +132,6 @@ def _keep_executed(original):
         logging.getLogger("mkdocs.plugins.pitfalls").info("pitfalls: executing notebook %s", nb_path)
         NotebookClient(notebook, kernel_name=kernel_name or "python3", allow_errors=options.get("allow_errors", False),
                        resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute()
-        target = _executed_path(nb_path)
         target.parent.mkdir(parents=True, exist_ok=True)
         _lab("cache").store_text(target, nbformat.writes(notebook))
         machines.keep_notebook(Path(nb_path), target)  # into the recording being made by make record, if one is
@@ -209,7 +213,9 @@ def _configure_notebooks(config, jupyter) -> None:
     pages = folder if language == _lab("i18n").DEFAULT else folder / f"pages-{language}"
     jupyter.config["cache_dir"] = str(pages)
     _executed_dir = folder / "executed"
-    if _builds == 1 and cache.refresh_mode() == "all":
+    global _reexecute
+    _reexecute = _builds == 1 and cache.refresh_mode() == "all"
+    if _reexecute:
         jupyter.config["cache"] = False
     if not getattr(jupyter_plugin.convert.nb2html, "pitfalls_wrapped", False):
         jupyter_plugin.convert.nb2html = _keep_executed(jupyter_plugin.convert.nb2html)
@@ -232,15 +238,47 @@ def _unicode_notebook_anchors(jupyter_plugin) -> None:
     from markdown.extensions.toc import TocExtension, slugify_unicode
     from mkdocs_jupyter import convert
 
+    from nbconvert.filters.strings import _convert_header_id
+
     convert.slugify = lambda value: slugify_unicode(value, "-")
-    jupyter_plugin.TocExtension = functools.partial(TocExtension, slugify=slugify_unicode)
+    # the heading's id is percent-encoded by nbconvert (_convert_header_id): the contents link says it the same way
+    jupyter_plugin.TocExtension = functools.partial(
+        TocExtension, slugify=lambda value, separator: _convert_header_id(slugify_unicode(value, separator)))
+
+
+# Bootstrap intervals already computed in this process, by their inputs: see _remember_ratios.
+_ratios: dict[str, dict] = {}
+
+
+def _remember_ratios() -> None:
+    """``timing._ratio`` (a bootstrap: a pure function of two timings, seeded) computed once per input in this
+    process: every language, and every rebuild under ``mkdocs serve``, prints the same intervals without
+    resampling them again (it was a fifth of a warm build)."""
+    timing = _lab("timing")
+    if getattr(timing._ratio, "pitfalls_remembered", False):
+        return
+    original = timing._ratio
+
+    def remembered(numerator: dict, denominator: dict, *, confidence: float, resamples: int) -> dict:
+        key = hashlib.sha256(json.dumps([numerator, denominator, confidence, resamples], sort_keys=True,
+                                        default=repr).encode()).hexdigest()
+        if key not in _ratios:
+            _ratios[key] = original(numerator, denominator, confidence=confidence, resamples=resamples)
+        return dict(_ratios[key])
+
+    remembered.pitfalls_remembered = True
+    timing._ratio = remembered
 
 
 def on_config(config):
     global _builds
-    if _builds:
+    plugins = getattr(config, "plugins", None)
+    i18n_plugin = plugins.get("i18n") if plugins is not None else None
+    next_language = i18n_plugin is not None and i18n_plugin.current_language not in (None, i18n_plugin.default_language)
+    if _builds and not next_language:  # a rebuild (mkdocs serve): the code as it is now; not between languages
         purge_snippets()
     _builds += 1
+    _remember_ratios()
     _code.clear()
     language, _ = _build_language(config)
     plugin = config.plugins.get("i18n") if getattr(config, "plugins", None) is not None else None
@@ -291,7 +329,9 @@ def on_files(files, config):
         from mkdocs_jupyter.plugin import NotebookFile
 
         for file in list(files):
-            if jupyter.should_include(file) and not isinstance(file, NotebookFile):
+            # only .py files: should_include reads every .md page with jupytext to decide
+            if (file.src_uri.endswith(".py") and not isinstance(file, NotebookFile)
+                    and jupyter.should_include(file)):
                 files.remove(file)
                 files.append(NotebookFile(file, **config))
     plugin = config.plugins.get("i18n") if getattr(config, "plugins", None) is not None else None

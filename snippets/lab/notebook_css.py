@@ -100,8 +100,14 @@ def _tinycss2():
     return tinycss2
 
 
+# Stylesheets already parsed, by their text: every notebook page carries the same ones (nothing mutates them).
+_parsed: dict[str, list] = {}
+
+
 def _parse(css: str) -> list:
-    return _tinycss2().parse_stylesheet(css, skip_comments=True, skip_whitespace=True)
+    if css not in _parsed:
+        _parsed[css] = _tinycss2().parse_stylesheet(css, skip_comments=True, skip_whitespace=True)
+    return _parsed[css]
 
 
 def _serialize(tokens) -> str:

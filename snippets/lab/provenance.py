@@ -71,8 +71,19 @@ def _code_of(obj: Any) -> list[types.CodeType]:
     return []
 
 
+# helpers() by function: each language's pages show the same experiments' panels (a pure function of the code).
+_helpers: dict[Callable, tuple[list[Any], list[Any]]] = {}
+
+
 def helpers(func: Callable) -> tuple[list[Any], list[Any]]:
     """What ``func`` calls that decides what is measured, and the recipes it uses, in order of first use."""
+    if func not in _helpers:
+        _helpers[func] = _find_helpers(func)
+    found, recipes = _helpers[func]
+    return list(found), list(recipes)
+
+
+def _find_helpers(func: Callable) -> tuple[list[Any], list[Any]]:
     found: list[Any] = []
     recipes: list[Any] = []
     queue: list[Any] = [func]
