@@ -714,6 +714,7 @@ def test_search_finds_the_right_page(browser, base_url, term, expected):
         box = session.page.locator("input.md-search__input")
         box.click()
         box.press_sequentially(term, delay=30)  # Material searches on key presses, not on .fill()
+        box.press("End")  # Chinese is typed as inserted text, which fires no keyup: one key that changes nothing
         session.page.wait_for_function(  # the result count, in English or in Chinese
             "() => /matching document|No matching|符合条件的结果/i.test("
             "document.querySelector('.md-search-result__meta')?.textContent || '')")

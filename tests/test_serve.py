@@ -41,7 +41,9 @@ def _make_serve(copy: Path, port: int) -> list[str]:
 
 
 def _env(copy: Path) -> dict[str, str]:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results")}
+    # English alone (PITFALLS_LANGUAGE): serving and reloading work the same for each language, in half the time
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results"),
+           "PITFALLS_LANGUAGE": "en"}
     env.pop("REFRESH", None)
     return env
 

@@ -19,7 +19,9 @@ PRESENTATION = ["snippets/lab/render.py", "snippets/lab/claims.py", "snippets/la
 
 
 def _build(copy: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results")}
+    # English alone (PITFALLS_LANGUAGE): what re-runs does not depend on the number of languages
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results"),
+           "PITFALLS_LANGUAGE": "en"}
     env.pop("REFRESH", None)
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(copy / "site")],
                           cwd=copy, env=env, capture_output=True, text=True, timeout=1800)

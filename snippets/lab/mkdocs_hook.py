@@ -26,6 +26,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from urllib.parse import unquote
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
@@ -238,12 +239,8 @@ def _unicode_notebook_anchors(jupyter_plugin) -> None:
     from markdown.extensions.toc import TocExtension, slugify_unicode
     from mkdocs_jupyter import convert
 
-    from nbconvert.filters.strings import _convert_header_id
-
     convert.slugify = lambda value: slugify_unicode(value, "-")
-    # the heading's id is percent-encoded by nbconvert (_convert_header_id): the contents link says it the same way
-    jupyter_plugin.TocExtension = functools.partial(
-        TocExtension, slugify=lambda value, separator: _convert_header_id(slugify_unicode(value, separator)))
+    jupyter_plugin.TocExtension = functools.partial(TocExtension, slugify=slugify_unicode)
 
 
 # Bootstrap intervals already computed in this process, by their inputs: see _remember_ratios.
@@ -341,6 +338,7 @@ def on_files(files, config):
     return files
 
 
+_ENCODED_ANCHOR = re.compile(r'\b(id="|href="#)([^"#]*%[0-9A-F]{2}[^"#]*)"')
 _ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
 
 
@@ -351,6 +349,8 @@ def on_post_page(output, page, config):
     script fetches a ``sitemap.xml`` beside each (``zh/seeding-order/sitemap.xml``), which does not exist, and
     the site's one ``sitemap.xml`` already gives every page's alternates (``xhtml:link hreflang``)."""
     output = _ALTERNATE_LINK.sub("", output)
+    if "notebooks" in page.file.src_path:  # nbconvert percent-encodes a Unicode heading's id (and its ¶ link)
+        output = _ENCODED_ANCHOR.sub(lambda m: f'{m.group(1)}{unquote(m.group(2))}"', output)
     source = page.file.abs_src_path
     if _executed_dir is not None and source and source.endswith(".py") and "notebooks" in page.file.src_path:
         executed = _executed_path(source)
