@@ -155,7 +155,8 @@ def _translated(source: str, twin: Path, execute_twin) -> Path:
     executed_twin = _executed_path(str(twin))
     if not executed_twin.exists():
         execute_twin()
-    ran = [cell for cell in nbformat.read(executed_twin, as_version=4).cells if cell.cell_type == "code"]
+    executed = nbformat.read(executed_twin, as_version=4)
+    ran = [cell for cell in executed.cells if cell.cell_type == "code"]
     notebook = jupytext.read(source)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     if [cell.source for cell in code] != [cell.source for cell in ran]:
@@ -165,7 +166,7 @@ def _translated(source: str, twin: Path, execute_twin) -> Path:
                           f"{differing} differs ({len(code)} code cells here, {len(ran)} there)")
     for mine, theirs in zip(code, ran):
         mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
-    notebook.metadata.update({key: value for key, value in nbformat.read(executed_twin, as_version=4).metadata.items()
+    notebook.metadata.update({key: value for key, value in executed.metadata.items()
                               if key in ("kernelspec", "language_info")})
     target.parent.mkdir(parents=True, exist_ok=True)
     _lab("cache").store_text(target, nbformat.writes(notebook))
@@ -269,19 +270,15 @@ def _remember_ratios() -> None:
 
 def on_config(config):
     global _builds
-    plugins = getattr(config, "plugins", None)
-    i18n_plugin = plugins.get("i18n") if plugins is not None else None
-    next_language = i18n_plugin is not None and i18n_plugin.current_language not in (None, i18n_plugin.default_language)
-    if _builds and not next_language:  # a rebuild (mkdocs serve): the code as it is now; not between languages
+    first = _first_language(config)
+    if _builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
         purge_snippets()
     _builds += 1
     _remember_ratios()
     _code.clear()
-    language, _ = _build_language(config)
-    plugin = config.plugins.get("i18n") if getattr(config, "plugins", None) is not None else None
-    if plugin is None or plugin.current_language in (None, plugin.default_language):
-        _contradicted.clear()  # the first language of this build
-    _lab("i18n").language = language
+    if first:
+        _contradicted.clear()
+    _lab("i18n").language, _ = _build_language(config)
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
@@ -296,12 +293,24 @@ def on_config(config):
     return config
 
 
+def _i18n_plugin(config):
+    """mkdocs-static-i18n's plugin, or None (a site in one language, or a hook called outside a build)."""
+    plugins = getattr(config, "plugins", None)
+    return plugins.get("i18n") if plugins is not None else None
+
+
+def _first_language(config) -> bool:
+    """Whether this build is the first (or only) language of its ``mkdocs build``: mkdocs-static-i18n has not
+    chosen a language yet, or chose the default, which it builds first."""
+    plugin = _i18n_plugin(config)
+    return plugin is None or plugin.current_language in (None, plugin.default_language)
+
+
 def _build_language(config) -> tuple[str, bool]:
     """The language this build writes (mkdocs-static-i18n builds one language after the other) and whether it
     is the last one."""
     i18n = _lab("i18n")
-    plugins = getattr(config, "plugins", None)
-    plugin = plugins.get("i18n") if plugins is not None else None
+    plugin = _i18n_plugin(config)
     if plugin is None or plugin.current_language is None:
         return i18n.DEFAULT, True
     order = [plugin.default_language] + [lang for lang in plugin.build_languages if lang != plugin.default_language]
@@ -331,7 +340,7 @@ def on_files(files, config):
                     and jupyter.should_include(file)):
                 files.remove(file)
                 files.append(NotebookFile(file, **config))
-    plugin = config.plugins.get("i18n") if getattr(config, "plugins", None) is not None else None
+    plugin = _i18n_plugin(config)
     if plugin is not None and plugin.current_language in getattr(plugin, "i18n_files_per_language", {}):
         # the i18n sitemap lists the pages it saw: the notebooks are pages again only from here on
         plugin.i18n_files_per_language[plugin.current_language] = files.documentation_pages()
