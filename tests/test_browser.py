@@ -68,6 +68,20 @@ REVEAL = r"""
 """
 REVEAL_JS = f"(id) => ({REVEAL})(document.getElementById(id))"
 
+# Tables are drawn as they near the screen (content-visibility in assets/extra.css) and keep the size they were
+# drawn at: bring each into view as a reader scrolling past it would, then return to the top.
+SHOW_TABLES_JS = r"""
+async () => {
+  const frame = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  for (const table of document.querySelectorAll('.md-content table')) {
+    table.scrollIntoView({block: 'center'});
+    await frame();
+  }
+  window.scrollTo(0, 0);
+  await frame();
+}
+"""
+
 # Material equips a code block (copy button, annotations) when it comes into view (feature content.lazy): bring
 # each block into view as a reader scrolling to it would, and record whether its copy button appeared.
 EQUIP_CODE_JS = r"""
@@ -380,6 +394,21 @@ class _Session:
         self.context.close()
 
 
+def _open_listings(page) -> list[dict]:
+    """Open every collapsed listing (a whole recipe, whose code the page fetches when it opens: see
+    provenance.listings) as a reader would, and wait until its code is in place or the fetch failed."""
+    summaries = page.locator("details.pitfalls-listing > summary")
+    for index in range(summaries.count()):
+        summaries.nth(index).click()
+    page.wait_for_function("""() => [...document.querySelectorAll('details.pitfalls-listing')].every((d) =>
+        ['loaded', 'failed'].includes(d.querySelector(':scope > .pitfalls-code__body')?.dataset.state))""",
+                           timeout=15_000)
+    return page.evaluate("""() => [...document.querySelectorAll('details.pitfalls-listing')].map((d) => ({
+        summary: d.querySelector(':scope > summary').textContent.trim(),
+        state: d.querySelector(':scope > .pitfalls-code__body').dataset.state,
+        blocks: d.querySelectorAll('pre > code').length}))""")
+
+
 def _copied_text(session: _Session, block_id: str) -> str | None:
     """Show a code block as a reader would (open its box, pick its tab), click its copy button, and return
     what landed on the clipboard."""
@@ -427,6 +456,9 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
         response = session.open(url)
         record["status"] = response.status if response else None
         record["axe"]["light"] = _axe(axe, session.page)
+        record["listings"] = _open_listings(session.page)
+        # a table off the screen is a placeholder until it nears the screen (extra.css): measure them drawn
+        session.page.evaluate(SHOW_TABLES_JS)
         options = {"contrast": True, "details": True, "minContrast": MIN_CONTRAST, "copyButton": COPY_BUTTON}
         light = session.page.evaluate(MEASURE_JS, options)
         light["screenshot"] = str(artifacts / f"{slug(page)}-light.png")
@@ -466,6 +498,9 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
     try:
         response = phone.open(url)
         record["axe"]["phone"] = _axe(axe, phone.page)
+        # what a phone holds only once a reader scrolls to it: tables drawn, and scrollable where they are wide
+        phone.page.evaluate(SHOW_TABLES_JS)
+        record["axe"]["phone, scrolled"] = _axe(axe, phone.page)
         record["phone"] = phone.page.evaluate(MEASURE_JS, {"contrast": False, "details": False})
         record["phone"]["status"] = response.status if response else None
         phone.page.screenshot(path=str(artifacts / f"{slug(page)}-phone.png"), animations="disabled")
@@ -656,6 +691,20 @@ def test_code_blocks_have_copy_buttons(visits):
     assert not problems, _report(problems, "code blocks a reader cannot copy with one click")
 
 
+def test_collapsed_listings_load_their_code_when_opened(visits):
+    """A whole recipe sits in a collapsed box whose code stays out of the page until a reader opens it: opened,
+    every such box shows its code."""
+    problems, listings = [], 0
+    for visit in _visited(visits):
+        for listing in visit["listings"]:
+            listings += 1
+            if listing["state"] != "loaded" or listing["blocks"] < 1:
+                problems.append(f"/{visit['page']}: the box {listing['summary']!r} opened to state "
+                                f"{listing['state']!r} with {listing['blocks']} code block(s)")
+    assert listings >= 2, "no collapsed listing on any page (the loader page has two)"
+    assert not problems, _report(problems, "collapsed listings that did not load their code")
+
+
 @pytest.mark.parametrize("page, recipe", RECIPES, ids=[r for _, r in RECIPES])
 def test_recipe_shown_on_its_page_is_the_file(visits, page, recipe):
     assert page in visits, f"/{page} is not in the built site's navigation or sitemap"
@@ -733,7 +782,7 @@ def test_no_accessibility_violations_in_either_palette(visits):
     rule and the element, with axe's reason."""
     problems, runs = [], 0
     for visit in _visited(visits):
-        for palette in ("light", "dark", "phone"):
+        for palette in ("light", "dark", "phone", "phone, scrolled"):
             result = visit["axe"].get(palette)
             if result is None:
                 problems.append(f"/{visit['page']} ({palette}): axe-core did not run there (no palette toggle?)")

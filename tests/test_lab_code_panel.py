@@ -272,6 +272,34 @@ def test_the_folder_is_escaped_in_the_links():
     assert 'data-src="a&quot;b/' in deferred and '"a"b' not in deferred
 
 
+LISTING = ('<details class="example pitfalls-listing">\n<summary>snippets/recipe.py</summary>\n'
+           '<div class="language-python highlight"><pre><code>def recipe(): ...</code></pre></div>\n</details>')
+
+
+def test_a_collapsed_listing_becomes_a_code_panel_whose_code_leaves_the_page():
+    body = '<div class="language-python highlight"><pre><code>def recipe(): ...</code></pre></div>'
+    key = hashlib.sha256(body.encode()).hexdigest()[:16]
+    page = f"<p>before</p>\n{LISTING}\n<details class=\"note\"><summary>other</summary>\n<p>kept</p>\n</details>"
+    panels = provenance.listings(page)
+    assert panels == (f'<p>before</p>\n<details class="example pitfalls-code pitfalls-listing" data-search-exclude>'
+                      f'<summary>snippets/recipe.py</summary>\n{provenance._deferrable(body)}\n</details>\n'
+                      '<details class="note"><summary>other</summary>\n<p>kept</p>\n</details>')
+    deferred, bodies = provenance.defer(panels, "../code/")
+    assert bodies == {key: body} and "def recipe" not in deferred and "<p>kept</p>" in deferred
+    assert f'data-src="../code/{key}.html"' in deferred
+
+
+def test_listings_keep_their_kind_each_one_separately_and_never_swallow_a_nested_panel():
+    two = provenance.listings(LISTING.replace("example", "abstract") + "\n<p>between</p>\n" + LISTING)
+    assert two.count("pitfalls-code pitfalls-listing") == 2 and "<p>between</p>" in two
+    assert two.startswith('<details class="abstract pitfalls-code pitfalls-listing" data-search-exclude>')
+    assert provenance.listings("<p>no listing</p>") == "<p>no listing</p>"
+    nested = ('<details class="example pitfalls-listing"><summary>outer</summary>\n'
+              '<details class="note"><summary>inner</summary><p>x</p></details>\n</details>')
+    with pytest.raises(ValueError, match="pitfalls-listing panel holds another panel: <summary>outer</summary>"):
+        provenance.listings(nested)
+
+
 def test_a_deferred_panels_page_is_a_styled_document_with_its_sources():
     document = provenance.fragment_document("<pre>code &amp; more</pre>", title="Code <behind>",
                                             stylesheets=["../a.css", '../b"c.css'])

@@ -66,6 +66,19 @@ def test_pages_stay_light_however_much_code_they_show(built_site, page):
     assert len(built) < 400_000, f"{page} is {len(built):,} bytes: the panels' sources are back in the page?"
 
 
+@pytest.mark.parametrize("page", ["loader-overhead", "zh/loader-overhead"])
+def test_the_whole_recipe_listing_loads_from_the_code_folder_as_it_is_in_its_file(built_site, page):
+    built = (built_site / page / "index.html").read_text(encoding="utf-8")
+    listing = re.search(r'<details class="example pitfalls-code pitfalls-listing" data-search-exclude>'
+                        r'<summary>snippets/tensor_loader.py</summary>\n'
+                        r'<div class="pitfalls-code__body" data-src="([^"]+)">', built)
+    assert listing, f"{page}: the recipe's listing is not a panel that loads its code"
+    assert "class TensorLoader" not in built.split(listing.group(0))[1].split("</details>")[0]
+    fragment = built_site / page / html.unescape(listing.group(1))
+    shown = html.unescape(re.sub(r"<[^>]+>", "", fragment.read_text(encoding="utf-8")))
+    assert (ROOT / "snippets" / "tensor_loader.py").read_text(encoding="utf-8").strip() in shown
+
+
 def test_repo_url_links_header_edit_buttons_and_code_panels(tmp_path, built_site):
     import os
     import subprocess

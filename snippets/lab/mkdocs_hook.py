@@ -421,7 +421,8 @@ def on_page_content(html, page, **kwargs):
     # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
     from mkdocs.utils import get_relative_url
 
-    html, bodies = _lab("provenance").defer(html, get_relative_url(f"{CODE_FOLDER}/", page.url))
+    provenance = _lab("provenance")
+    html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
     _code.update(bodies)
     return html
 

@@ -182,6 +182,25 @@ _DEFERRABLE = re.compile(r'<div class="pitfalls-code__body" data-key="(\w+)">\n(
                          flags=re.S)
 
 
+_LISTING = re.compile(r'<details class="(\w+) pitfalls-listing">\s*(<summary>.*?</summary>)\n?(.*?)</details>', flags=re.S)
+
+
+def listings(page_html: str) -> str:
+    """A page's collapsed listings (``??? example pitfalls-listing "snippets/recipe.py"`` around a code block)
+    made into code panels, whose code ``defer`` moves out of the page: a whole recipe is hundreds of highlighted
+    tokens that a phone would parse on every visit, for the few readers who open it. A listing holds no other
+    panel."""
+
+    def panel(match: re.Match) -> str:
+        kind, summary, body = match.groups()
+        if "<details" in body:
+            raise ValueError(f"a pitfalls-listing panel holds another panel: {summary}")
+        return (f'<details class="{kind} pitfalls-code pitfalls-listing" data-search-exclude>{summary}\n'
+                f"{_deferrable(body.strip())}\n</details>")
+
+    return _LISTING.sub(panel, page_html)
+
+
 def defer(page_html: str, folder: str) -> tuple[str, dict[str, str]]:
     """Move every code panel's sources out of a page: a page stays light however much code it shows.
 
