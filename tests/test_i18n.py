@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 import re
@@ -415,3 +416,64 @@ def test_a_two_letter_word_needs_a_translation():
 def test_the_language_of_a_windows_path_is_its_folder():
     assert i18n.language_of("zh\\seeding-order.md") == "zh"
     assert i18n.language_of("zh\\notebooks\\question_steps.py") == "zh"
+
+
+def test_a_contradicted_claim_reads_in_the_pages_language_with_its_measured_words_translated(zh, catalogue_in,
+                                                                                            monkeypatch):
+    catalogue_in({"zh.json": {"contradicted by this build": "与本次构建的测量矛盾", "the CPU": "CPU"}})
+    monkeypatch.setattr(claims, "collect_contradictions", True)
+    monkeypatch.setattr(claims, "contradicted", [])
+    monkeypatch.setattr(claims, "_on_other_machines", lambda outcome: "")
+    outcome = claims.Check(name="p.c", condition="x > 1", holds=False, values={"device": "the CPU", "x": 0})
+    text = claims.say(outcome, "在 {device} 上 x 为 {x}")
+    assert text.startswith('<span class="pitfalls-claim pitfalls-claim--contradicted" tabindex="0" role="button"')
+    assert '>在 CPU 上 x 为 0 <em>— 与本次构建的测量矛盾</em></span>' in text
+    assert claims.contradicted[0]["sentence"] == "在 CPU 上 x 为 0"
+    assert i18n.missing == {}
+
+
+def test_the_exact_advice_when_the_cjk_font_is_missing(monkeypatch):
+    monkeypatch.setattr(render, "CJK_FONT", "No Such Font CJK")
+    with pytest.raises(RuntimeError) as raised:
+        render.cjk_font()
+    assert str(raised.value) == (
+        "Chinese figures need the font 'No Such Font CJK', which matplotlib cannot find. Install it (Debian/Ubuntu: "
+        "apt-get install fonts-noto-cjk; macOS/Windows: Noto Sans CJK SC from https://github.com/notofonts/noto-cjk), "
+        "then remove matplotlib's font cache (~/.cache/matplotlib) and build again.")
+    assert raised.value.__suppress_context__
+
+
+def test_fixed_tick_labels_are_translated(zh, catalogue_in):
+    from matplotlib.ticker import FixedFormatter
+
+    catalogue_in({"zh.json": {"direct": "直接", "DataLoader": "DataLoader"}})
+    fig, ax = render.new_figure("square")
+    ax.bar([0, 1], [1, 2])
+    ax.set_xticks([0, 1])
+    ax.xaxis.set_major_formatter(FixedFormatter(["direct", "DataLoader"]))
+    render.translate_figure(fig)
+    assert ax.xaxis.get_major_formatter().seq == ["直接", "DataLoader"]
+
+
+def test_a_figures_cache_key_follows_the_chinese_catalogue_but_not_its_order(monkeypatch):
+    from types import SimpleNamespace
+
+    result = SimpleNamespace(value={"x": 1}, experiment="probe.figure", timing=False)
+    asked = []
+    catalogues = {"zh": ({"a": "甲", "b": "乙"}, ())}
+
+    def catalogue(language):
+        asked.append(language)
+        return catalogues[language]
+
+    monkeypatch.setattr(i18n, "catalogue", catalogue)
+    key = functools.partial(render._figure_key, result, "alt", render.__file__, "draw")
+    english = key()
+    assert asked == [], "an English figure's key needs no catalogue"
+    monkeypatch.setattr(i18n, "language", "zh")
+    chinese = key()
+    assert chinese != english and asked == ["zh"]
+    catalogues["zh"] = ({"b": "乙", "a": "甲"}, ())
+    assert key() == chinese, "the same translations in another order draw the same figure"
+    catalogues["zh"] = ({"a": "甲", "b": "丙"}, ())
+    assert key() != chinese, "a changed translation draws the figure again"

@@ -227,9 +227,9 @@ def test_a_panel_lists_recipes_helpers_drawing_and_checks(fakepage, private_cach
         assert ("<p>It uses the recipe code <code>TensorLoader</code> (snippets/tensor_loader.py), "
                 "<code>same_parameters</code> (snippets/seeding.py), "
                 "<code>steps_per_epoch</code> (snippets/step_budget.py), shown in full on its page.</p>") in panel
-    assert ("What it calls: <code>fakepage.measure.Model</code>, <code>fakepage.measure.helper</code>, "
-            "<code>fakepage.measure.other</code>, <code>fakepage.tools.deep</code>") in panel
-    assert "Drawing code: <code>fakepage.figures.draw</code>" in panel
+    assert ("<summary>What it calls: <code>fakepage.measure.Model</code>, <code>fakepage.measure.helper</code>, "
+            "<code>fakepage.measure.other</code>, <code>fakepage.tools.deep</code></summary>") in panel
+    assert "<summary>Drawing code: <code>fakepage.figures.draw</code></summary>" in panel
     assert panel.count('<span class="filename">') == 6  # the experiment, four helpers, the drawing
     # one source block after another, nothing between them
     assert panel.count('</div>\n\n<div class="language-python highlight">') == 3
@@ -377,7 +377,7 @@ def test_checks_are_shown_by_name_with_their_source(fakepage, private_cache, mon
     panel = provenance.code_panel(_result(fakepage), checks=[n_is_two, plain_check])
     checks_part = panel[panel.index("Checks behind the claims"):]
     assert checks_part.count('</div>\n\n<div class="language-python highlight">') == 1, "one block after the other"
-    assert ("Checks behind the claims: <code>test_lab_code_panel.n_is_two</code>, <code>plain_check</code>"
-            in panel)
+    assert ("<summary>Checks behind the claims: <code>test_lab_code_panel.n_is_two</code>, <code>plain_check</code>"
+            "</summary>" in panel)
     assert textwrap.dedent(inspect.getsource(inspect.unwrap(n_is_two))).splitlines()[0] in \
         __import__("html").unescape(__import__("re").sub(r"<[^>]+>", "", panel))

@@ -191,11 +191,13 @@ def test_timing_results_of_other_machines_are_drawn_in_tabs(lab, monkeypatch):
     _record(monkeypatch, lab, "cpu-1thread", {**HERE, "threads": 1}, n=3)
     here = cache.run(lab.speed, n=3)
     shown = machines.compare(here, [lambda r: f"| ratio |\n|---|\n| {r['ratio']} × {r.fingerprint['threads']} |"])
-    assert "The same measured on other machines: cpu-1thread, gpu-h200" in shown
+    assert shown.startswith('\n<details class="abstract pitfalls-machines"><summary>'
+                            "The same measured on other machines: cpu-1thread, gpu-h200</summary>\n")
+    assert shown.endswith("\n</details>\n")
     assert shown.count('<div class="tabbed-block">') == 2
     assert '<label for="__machines_' in shown and ">cpu-1thread</label>" in shown and ">gpu-h200</label>" in shown
     assert "<td>3.0 × 1</td>" in shown and "<td>3.0 × 16</td>" in shown, "each machine's own result, as a table"
-    assert "Recorded on gpu-h200: torch 2.13.0 · NVIDIA H200 · 16 threads" in shown
+    assert '<p class="pitfalls-stamp">Recorded on gpu-h200: torch 2.13.0 · NVIDIA H200 · 16 threads' in shown
     assert 'class="pitfalls-code__body" data-key=' in shown, "moved out of the page like the code panels"
     assert machines.compare(cache.run(lab.facts, n=3), [lambda r: "x"]) == "", "results that do not depend on time"
     assert machines.compare(cache.run(lab.speed, n=7), [lambda r: "x"]).count("not recorded on") == 2
@@ -211,7 +213,7 @@ def test_a_recording_the_drawing_code_cannot_read_is_said_not_raised(lab, monkey
 
     _record(monkeypatch, lab, "laptop", {**HERE, "cpu": "laptop"})  # listed after gpu-h200: still drawn
     shown = machines.compare(cache.run(lab.speed, n=3), [draw])
-    assert "gpu-h200: its recording cannot be drawn (KeyError: &#x27;rows&#x27;)" in shown
+    assert "<li>gpu-h200: its recording cannot be drawn (KeyError: &#x27;rows&#x27;)</li>" in shown
     assert ">laptop</label>" in shown and shown.count('<div class="tabbed-block">') == 1
 
 

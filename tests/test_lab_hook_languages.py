@@ -1,0 +1,299 @@
+"""The MkDocs hook in a two-language build, called the way MkDocs and mkdocs-static-i18n call it, without a build:
+which language is being built and whether it is the first or the last, what each language's build starts
+afresh and what it keeps, the notebooks' anchors and alternate links, the remembered bootstrap intervals, and
+the Chinese pages' line joining. (``tests/test_i18n.py`` runs a build's claims and notebooks; the site tests
+build both languages.)"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import ROOT
+
+from snippets.lab import cache, claims, i18n, mkdocs_hook as hook, timing
+
+
+class _Plugins(dict):
+    """MkDocs' plugin collection: a dict by name."""
+
+
+def _i18n(current, default="en", build=("en", "zh")):
+    return SimpleNamespace(current_language=current, default_language=default, build_languages=list(build))
+
+
+def _config(plugin=None, **more):
+    plugins = _Plugins(i18n=plugin) if plugin is not None else _Plugins()
+    return SimpleNamespace(plugins=plugins, **more)
+
+
+@pytest.fixture()
+def fresh_hook(monkeypatch):
+    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
+    monkeypatch.setattr(hook, "_builds", 0)
+    monkeypatch.setattr(hook, "_code", {})
+    monkeypatch.setattr(hook, "_contradicted", {})
+    monkeypatch.setattr(cache, "current_page", None)
+    yield hook
+    for name in [name for name in sys.modules if name.split(".")[0] == "snippets"]:
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+# --- which language, first or last -----------------------------------------------------------------------------
+
+def test_without_the_i18n_plugin_a_build_is_the_default_language_first_and_last():
+    for config in (_config(), SimpleNamespace(), None):
+        assert hook._i18n_plugin(config) is None
+        assert hook._first_language(config) is True
+        assert hook._build_language(config) == ("en", True)
+
+
+def test_before_the_plugin_chooses_a_language_the_build_is_the_first():
+    config = _config(_i18n(None))
+    assert hook._i18n_plugin(config) is config.plugins["i18n"]
+    assert hook._first_language(config) is True
+    assert hook._build_language(config) == ("en", True)
+
+
+def test_the_default_language_is_built_first_and_the_others_after_it():
+    english, chinese = _config(_i18n("en")), _config(_i18n("zh"))
+    assert hook._first_language(english) is True and hook._first_language(chinese) is False
+    assert hook._build_language(english) == ("en", False)
+    assert hook._build_language(chinese) == ("zh", True)
+
+
+def test_the_last_language_is_the_last_after_the_default_whatever_order_they_are_listed_in():
+    assert hook._build_language(_config(_i18n("en", build=("zh", "en")))) == ("en", False)
+    assert hook._build_language(_config(_i18n("zh", build=("zh", "en")))) == ("zh", True)
+    assert hook._build_language(_config(_i18n("zh", build=("en", "zh", "fr")))) == ("zh", False)
+    assert hook._build_language(_config(_i18n("fr", build=("en", "zh", "fr")))) == ("fr", True)
+    assert hook._first_language(_config(_i18n("zh", default="zh", build=("en", "zh")))) is True
+
+
+# --- what each language's build starts afresh -------------------------------------------------------------------
+
+def test_the_second_language_keeps_the_code_as_imported_and_the_first_ones_contradictions(fresh_hook, monkeypatch):
+    purged = []
+    monkeypatch.setattr(hook, "purge_snippets", lambda: purged.append(1))
+    plugin = _i18n("en")
+    config = _config(plugin)
+    hook._contradicted[("c", "m")] = {"pages": []}
+    hook._code["k"] = "body"
+    assert hook.on_config(config) is config
+    assert purged == [] and hook._builds == 1, "the first build of a process imports nothing afresh"
+    assert hook._contradicted == {}, "a new build forgets the last build's contradictions"
+    assert i18n.language == "en" and hook._code == {}
+    hook._contradicted[("c", "m")] = {"pages": [("a.md", "s")]}
+    hook._code["k"] = "body"
+    plugin.current_language = "zh"
+    hook.on_config(config)
+    assert purged == [] and hook._builds == 2, "between languages the code stays as imported"
+    assert hook._contradicted == {("c", "m"): {"pages": [("a.md", "s")]}}, "raised once, after the last language"
+    assert i18n.language == "zh" and hook._code == {}, "each language writes its own panels"
+    plugin.current_language = "en"
+    hook.on_config(config)
+    assert purged == [1] and hook._contradicted == {}, "a rebuild (mkdocs serve) imports the code as it is now"
+    assert i18n.language == "en"
+
+
+def test_the_notebook_pages_are_cached_apart_per_language(fresh_hook, tmp_path, monkeypatch):
+    from mkdocs_jupyter import plugin as jupyter_plugin
+    from mkdocs_jupyter.plugin import Plugin
+
+    monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
+    monkeypatch.setattr(jupyter_plugin, "TocExtension", jupyter_plugin.TocExtension)
+    monkeypatch.setattr(jupyter_plugin.convert, "slugify", jupyter_plugin.convert.slugify)
+    monkeypatch.setattr(hook, "_executed_dir", None)
+    jupyter = Plugin()
+    errors, _ = jupyter.load_config({"include": ["notebooks/*.py"], "execute": True})
+    assert not errors
+    docs = tmp_path / "docs"
+    (docs / "notebooks").mkdir(parents=True)
+    folders = {}
+    for language in ("en", "zh"):
+        config = _config(_i18n(language), docs_dir=str(docs))
+        config.plugins["mkdocs-jupyter"] = jupyter
+        hook._configure_notebooks(config, jupyter)
+        folders[language] = Path(jupyter.config["cache_dir"])
+    assert folders["zh"] == folders["en"] / "pages-zh"
+    assert hook._executed_dir == folders["en"] / "executed", "one execution, shared by the languages"
+
+
+# --- remembered intervals ---------------------------------------------------------------------------------------
+
+def test_an_interval_is_bootstrapped_once_per_input_and_handed_out_as_a_copy(monkeypatch):
+    calls = []
+
+    def bootstrap(numerator, denominator, *, confidence, resamples):
+        calls.append((numerator["n"], denominator["n"], confidence, resamples))
+        return {"ratio": numerator["n"] / denominator["n"], "confidence": confidence}
+
+    monkeypatch.setattr(timing, "_ratio", bootstrap)
+    monkeypatch.setattr(hook, "_ratios", {})
+    hook._remember_ratios()
+    hook._remember_ratios()  # wrapped once
+    assert timing._ratio.pitfalls_remembered is True
+    first = timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=10)
+    assert first == {"ratio": 0.5, "confidence": 0.95}
+    first["ratio"] = "changed by a caller"
+    assert timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=10) == {"ratio": 0.5, "confidence": 0.95}
+    assert calls == [(2, 4, 0.95, 10)]
+    timing._ratio({"n": 2}, {"n": 4}, confidence=0.9, resamples=10)
+    timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=20)
+    timing._ratio({"n": 4}, {"n": 2}, confidence=0.95, resamples=10)
+    assert calls == [(2, 4, 0.95, 10), (2, 4, 0.9, 10), (2, 4, 0.95, 20), (4, 2, 0.95, 10)]
+    assert len(hook._ratios) == 4
+
+
+# --- notebooks in Chinese ---------------------------------------------------------------------------------------
+
+def test_notebook_headings_get_unicode_anchors(monkeypatch):
+    from markdown.extensions.toc import slugify_unicode
+    from mkdocs_jupyter import convert
+
+    monkeypatch.setattr(convert, "slugify", convert.slugify)
+    plugin_module = SimpleNamespace(TocExtension=None)
+    hook._unicode_notebook_anchors(plugin_module)
+    assert convert.slugify("问题 1：复现") == "问题-1复现"
+    assert convert.slugify("Question 1, reproduced") == "question-1-reproduced"
+    assert isinstance(plugin_module.TocExtension, functools.partial)
+    assert plugin_module.TocExtension.keywords == {"slugify": slugify_unicode}
+    assert plugin_module.TocExtension().getConfig("slugify") is slugify_unicode
+
+
+def _page(src_path: str, abs_src_path: str | None = None):
+    return SimpleNamespace(file=SimpleNamespace(src_path=src_path, abs_src_path=abs_src_path, abs_dest_path="/x"))
+
+
+def test_alternate_links_leave_every_page_and_notebook_anchors_are_unquoted(monkeypatch):
+    monkeypatch.setattr(hook, "_executed_dir", None)
+    head = ('<head>\n  <link rel="alternate" href="/" hreflang="en">\n  <link rel="alternate" href="/zh/" '
+            'hreflang="zh">\n<title>t</title>')
+    body = ('<h2 id="%E9%97%AE%E9%A2%98">问题<a href="#%E9%97%AE%E9%A2%98">¶</a></h2>'
+            '<a href="https://x.org/a%20b">x</a><a href="#plain">p</a>')
+    page = head + body
+    notebook = hook.on_post_page(page, _page("zh/notebooks/question_steps.py"), None)
+    assert notebook == ('<head>\n<title>t</title><h2 id="问题">问题<a href="#问题">¶</a></h2>'
+                        '<a href="https://x.org/a%20b">x</a><a href="#plain">p</a>')
+    other = hook.on_post_page(page, _page("zh/update-steps.md"), None)
+    assert other == "<head>\n<title>t</title>" + body, "a page's own anchors are left as written"
+
+
+def test_a_translated_notebooks_executed_copy_is_named_by_its_language_and_its_twins_copy(tmp_path, monkeypatch):
+    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    docs = tmp_path / "docs"
+    (docs / "zh" / "notebooks").mkdir(parents=True)
+    (docs / "notebooks").mkdir()
+    (docs / "notebooks" / "q.py").write_text("# %%\nprint(1)\n", encoding="utf-8")
+    (docs / "zh" / "notebooks" / "q.py").write_text("# %% [markdown]\n# 标题\n# %%\nprint(1)\n", encoding="utf-8")
+    english = hook._executed_path(str(docs / "notebooks" / "q.py"))
+    chinese = hook._executed_path(str(docs / "zh" / "notebooks" / "q.py"))
+    assert english.parent == chinese.parent == tmp_path / "executed"
+    assert english.name.startswith("q-") and chinese.name.startswith("q-zh-") and chinese.suffix == ".ipynb"
+    (docs / "notebooks" / "q.py").write_text("# %%\nprint(2)\n", encoding="utf-8")
+    assert hook._executed_path(str(docs / "zh" / "notebooks" / "q.py")) != chinese, \
+        "new English outputs make a new Chinese copy"
+    assert hook._twin(str(docs / "en" / "notebooks" / "q.py")) is None, "the default language has no twin"
+    assert hook._twin("notebooks/q.py") is None and hook._twin("q.py") is None
+
+
+def test_the_converter_renders_a_translated_notebook_from_its_twins_one_execution(tmp_path, monkeypatch):
+    import nbformat
+
+    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    docs = tmp_path / "docs"
+    (docs / "zh" / "notebooks").mkdir(parents=True)
+    (docs / "notebooks").mkdir()
+    (docs / "notebooks" / "q.py").write_text("# %% [markdown]\n# Title\n# %%\nprint(1)\n", encoding="utf-8")
+    (docs / "zh" / "notebooks" / "q.py").write_text("# %% [markdown]\n# 标题\n# %%\nprint(1)\n", encoding="utf-8")
+    executions, rendered = [], []
+
+    class Client:  # stands for nbclient's
+        def __init__(self, notebook, **options):
+            self.notebook = notebook
+
+        def execute(self):
+            executions.append(1)
+            self.notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+
+    import nbclient
+
+    monkeypatch.setattr(nbclient, "NotebookClient", Client)
+    monkeypatch.setattr(hook, "_reexecute", False)
+
+    def original(path, execute=False, kernel_name="", **options):
+        rendered.append((Path(path).name, execute, kernel_name, options))
+        return "<html>"
+
+    convert = hook._keep_executed(original)
+    assert convert(str(docs / "zh" / "notebooks" / "q.py"), execute=True, kernel_name="k", theme="t") == "<html>"
+    assert executions == [1], "the Chinese notebook's outputs come from one execution of the English one"
+    names = [name for name, *_ in rendered]
+    assert names[-1].startswith("q-zh-") and all(not run for _, run, _, _ in rendered)
+    assert all(kernel == "k" and options == {"theme": "t"} for _, _, kernel, options in rendered)
+    merged = nbformat.read(tmp_path / "executed" / names[-1], as_version=4)
+    assert merged.cells[0].source == "标题" and merged.cells[1].outputs[0]["text"] == "1\n"
+    convert(str(docs / "zh" / "notebooks" / "q.py"), execute=True, kernel_name="k", theme="t")
+    assert executions == [1], "a second build reuses the executed copies"
+
+
+# --- pages in Chinese -------------------------------------------------------------------------------------------
+
+def test_a_chinese_page_reads_as_one_paragraph_an_english_one_is_left_as_written(fresh_hook, monkeypatch):
+    monkeypatch.setattr(claims, "collect_contradictions", False)
+    markdown = "第一行，\n第二行。\n"
+    assert hook.on_page_markdown(markdown, _page("zh/seeding-order.md")) == "第一行，第二行。\n"
+    assert i18n.language == "zh" and cache.current_page == "zh/seeding-order.md"
+    assert claims.collect_contradictions is True, "claims are collected during a build, raised at its end"
+    assert hook.on_page_markdown(markdown, _page("seeding-order.md")) == markdown
+    assert i18n.language == "en"
+
+
+@pytest.mark.parametrize("markdown, joined", [
+    ("甲\n乙", "甲乙"),
+    ("甲。\n“乙”", "甲。“乙”"),
+    ("（甲）\n（乙）", "（甲）（乙）"),
+    ("甲\n）", "甲\n）"),  # a closing bracket never starts a joined line
+    ("甲！\n乙", "甲！乙"),
+    ("甲\n\n乙", "甲\n\n乙"),
+    ("a\n乙", "a\n乙"),
+    ("甲\nb", "甲\nb"),
+    ("甲\n  ```\n  甲\n  乙\n  ```\n乙\n丙", "甲\n  ```\n  甲\n  乙\n  ```\n乙丙"),
+    ("~~~\n甲\n乙\n~~~", "~~~\n甲\n乙\n~~~"),
+])
+def test_chinese_lines_join_outside_code_only(markdown, joined):
+    assert hook.join_cjk_lines(markdown) == joined
+
+
+def test_a_contradiction_is_raised_after_the_last_language_only(fresh_hook, tmp_path, monkeypatch):
+    from mkdocs.exceptions import PluginError
+
+    plugin = _i18n("en")
+    config = _config(plugin, site_dir=str(tmp_path / "site"), extra_css=[], site_name="S")
+    hook._contradicted[("p.c", "x = 0")] = {"check": "p.c", "condition": "x > 1", "measured": "x = 0",
+                                           "pages": [("a.md", "x is 0")]}
+    hook.on_post_build(config)
+    assert (tmp_path / "site" / "code").is_dir() and hook._contradicted
+    plugin.current_language = "zh"
+    with pytest.raises(PluginError) as raised:
+        hook.on_post_build(config)
+    assert str(raised.value) == ("Claim contradicted: check p.c (x > 1) does not hold — measured: x = 0 — stated on "
+                                 "page docs/a.md: 'x is 0'")
+    assert hook._contradicted == {}, "raised once"
+    hook.on_post_build(config)  # nothing left to raise
+
+
+def test_a_panels_page_in_chinese_is_titled_in_chinese(fresh_hook, tmp_path):
+    config = _config(_i18n("zh"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S")
+    hook._code["k"] = "<pre>x</pre>"
+    hook.on_post_build(config)
+    document = (tmp_path / "site" / "code" / "k.html").read_text(encoding="utf-8")
+    assert '<html lang="zh">' in document
+    assert f"<title>{i18n.t_in('zh', 'Code behind a result — {site}', site='S')}</title>" in document
+    assert "Code behind" not in document
