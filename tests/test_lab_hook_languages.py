@@ -185,18 +185,24 @@ def test_alternate_links_leave_every_page_and_notebook_anchors_are_unquoted(monk
     assert other == "<head>\n<title>t</title>" + body, "a page's own anchors are left as written"
 
 
-def test_a_translated_notebooks_executed_copy_is_named_by_its_language_and_its_twins_copy(tmp_path, monkeypatch):
+def _twins(tmp_path, monkeypatch) -> Path:
+    """docs/notebooks/q.py and its Chinese twin, same code; executed copies kept under tmp_path/executed."""
     monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
     docs = tmp_path / "docs"
     (docs / "zh" / "notebooks").mkdir(parents=True)
     (docs / "notebooks").mkdir()
-    (docs / "notebooks" / "q.py").write_text("# %%\nprint(1)\n", encoding="utf-8")
+    (docs / "notebooks" / "q.py").write_text("# %% [markdown]\n# Title\n# %%\nprint(1)\n", encoding="utf-8")
     (docs / "zh" / "notebooks" / "q.py").write_text("# %% [markdown]\n# 标题\n# %%\nprint(1)\n", encoding="utf-8")
+    return docs
+
+
+def test_a_translated_notebooks_executed_copy_is_named_by_its_language_and_its_twins_copy(tmp_path, monkeypatch):
+    docs = _twins(tmp_path, monkeypatch)
     english = hook._executed_path(str(docs / "notebooks" / "q.py"))
     chinese = hook._executed_path(str(docs / "zh" / "notebooks" / "q.py"))
     assert english.parent == chinese.parent == tmp_path / "executed"
     assert english.name.startswith("q-") and chinese.name.startswith("q-zh-") and chinese.suffix == ".ipynb"
-    (docs / "notebooks" / "q.py").write_text("# %%\nprint(2)\n", encoding="utf-8")
+    (docs / "notebooks" / "q.py").write_text("# %% [markdown]\n# Title\n# %%\nprint(2)\n", encoding="utf-8")
     assert hook._executed_path(str(docs / "zh" / "notebooks" / "q.py")) != chinese, \
         "new English outputs make a new Chinese copy"
     assert hook._twin(str(docs / "en" / "notebooks" / "q.py")) is None, "the default language has no twin"
@@ -206,12 +212,7 @@ def test_a_translated_notebooks_executed_copy_is_named_by_its_language_and_its_t
 def test_the_converter_renders_a_translated_notebook_from_its_twins_one_execution(tmp_path, monkeypatch):
     import nbformat
 
-    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
-    docs = tmp_path / "docs"
-    (docs / "zh" / "notebooks").mkdir(parents=True)
-    (docs / "notebooks").mkdir()
-    (docs / "notebooks" / "q.py").write_text("# %% [markdown]\n# Title\n# %%\nprint(1)\n", encoding="utf-8")
-    (docs / "zh" / "notebooks" / "q.py").write_text("# %% [markdown]\n# 标题\n# %%\nprint(1)\n", encoding="utf-8")
+    docs = _twins(tmp_path, monkeypatch)
     executions, rendered = [], []
 
     class Client:  # stands for nbclient's
