@@ -477,3 +477,18 @@ def test_a_figures_cache_key_follows_the_chinese_catalogue_but_not_its_order(mon
     assert key() == chinese, "the same translations in another order draw the same figure"
     catalogues["zh"] = ({"a": "甲", "b": "丙"}, ())
     assert key() != chinese, "a changed translation draws the figure again"
+
+
+def test_a_tables_numbers_are_printed_as_they_are(zh):
+    table = render.table(["batch size", "steps"], [[512, 20], [10_000, 1.5]], align="rr")
+    assert table.splitlines()[2:] == ["| 512 | 20 |", "| 10000 | 1.5 |"]
+
+
+def test_chinese_text_in_a_figure_names_fonts_a_reader_may_have():
+    cjk, latin = f"font: 10px '{render.CJK_FONT}'", "font: 10px 'DejaVu Sans'"
+    svg = render.lean_svg('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">'
+                          f'<text style="{cjk}">批</text><text style="{latin}">a</text><text>b</text></svg>',
+                          label="x")
+    texts = re.findall(r"<text[^>]*>", svg)
+    assert texts == [f"<text style=\"font: 10px '{render.CJK_FONT}', {render.CJK_FALLBACKS}\">",
+                     f'<text style="{latin}">', "<text>"]

@@ -32,7 +32,7 @@ def fresh_hook(monkeypatch):
     monkeypatch.setattr(hook, "_code", {})
     monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
     logger = logging.getLogger(hook._EXEC_LOGGER)
-    monkeypatch.setattr(logger, "filters", list(logger.filters))
+    monkeypatch.setattr(logger, "filters", [f for f in logger.filters if not isinstance(f, hook._NamePage)])
     monkeypatch.setattr(cache, "current_page", None)
     yield hook
     for name in [name for name in sys.modules if name.split(".")[0] == "snippets"]:

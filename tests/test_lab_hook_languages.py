@@ -7,7 +7,9 @@ build both languages.)"""
 from __future__ import annotations
 
 import functools
+import inspect
 import json
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -149,6 +151,12 @@ def test_an_interval_is_bootstrapped_once_per_input_and_handed_out_as_a_copy(mon
     timing._ratio({"n": 4}, {"n": 2}, confidence=0.95, resamples=10)
     assert calls == [(2, 4, 0.95, 10), (2, 4, 0.9, 10), (2, 4, 0.95, 20), (4, 2, 0.95, 10)]
     assert len(hook._ratios) == 4
+    assert inspect.getclosurevars(timing._ratio).nonlocals["original"] is bootstrap, "wrapped once, not twice"
+    timing._ratio({"n": 2, "unit": "s"}, {"n": 4}, confidence=0.95, resamples=10)
+    timing._ratio({"unit": "s", "n": 2}, {"n": 4}, confidence=0.95, resamples=10)
+    assert len(calls) == 5, "the same timings, whatever the order of their fields, are bootstrapped once"
+    timing._ratio({"n": 2, "at": {Path("a")}}, {"n": 4}, confidence=0.95, resamples=10)
+    assert len(calls) == 6, "a value JSON cannot hold is keyed by its repr"
 
 
 # --- notebooks in Chinese ---------------------------------------------------------------------------------------
@@ -207,6 +215,9 @@ def test_a_translated_notebooks_executed_copy_is_named_by_its_language_and_its_t
         "new English outputs make a new Chinese copy"
     assert hook._twin(str(docs / "en" / "notebooks" / "q.py")) is None, "the default language has no twin"
     assert hook._twin("notebooks/q.py") is None and hook._twin("q.py") is None
+    assert hook._twin("zh/notebooks/q.py") == Path("notebooks/q.py")
+    assert re.fullmatch(r"q-zh-[0-9a-f]{16}\.ipynb", chinese.name) and re.fullmatch(r"q-[0-9a-f]{16}\.ipynb",
+                                                                                   english.name)
 
 
 def test_the_converter_renders_a_translated_notebook_from_its_twins_one_execution(tmp_path, monkeypatch):
@@ -222,24 +233,28 @@ def test_the_converter_renders_a_translated_notebook_from_its_twins_one_executio
         def execute(self):
             executions.append(1)
             self.notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+            self.notebook.metadata.update(language_info={"name": "python"}, kernelspec={"name": "k"},
+                                          papermill={"not": "kept"})
 
     import nbclient
 
     monkeypatch.setattr(nbclient, "NotebookClient", Client)
     monkeypatch.setattr(hook, "_reexecute", False)
 
-    def original(path, execute=False, kernel_name="", **options):
-        rendered.append((Path(path).name, execute, kernel_name, options))
+    def original(path, **options):
+        rendered.append((Path(path).name, options))
         return "<html>"
 
     convert = hook._keep_executed(original)
     assert convert(str(docs / "zh" / "notebooks" / "q.py"), execute=True, kernel_name="k", theme="t") == "<html>"
     assert executions == [1], "the Chinese notebook's outputs come from one execution of the English one"
-    names = [name for name, *_ in rendered]
-    assert names[-1].startswith("q-zh-") and all(not run for _, run, _, _ in rendered)
-    assert all(kernel == "k" and options == {"theme": "t"} for _, _, kernel, options in rendered)
+    names = [name for name, _ in rendered]
+    assert names[-1].startswith("q-zh-")
+    assert all(options == {"execute": False, "kernel_name": "k", "theme": "t"} for _, options in rendered)
     merged = nbformat.read(tmp_path / "executed" / names[-1], as_version=4)
     assert merged.cells[0].source == "标题" and merged.cells[1].outputs[0]["text"] == "1\n"
+    assert merged.metadata["language_info"] == {"name": "python"} and merged.metadata["kernelspec"] == {"name": "k"}
+    assert "papermill" not in merged.metadata
     convert(str(docs / "zh" / "notebooks" / "q.py"), execute=True, kernel_name="k", theme="t")
     assert executions == [1], "a second build reuses the executed copies"
 
@@ -267,9 +282,41 @@ def test_a_chinese_page_reads_as_one_paragraph_an_english_one_is_left_as_written
     ("甲\nb", "甲\nb"),
     ("甲\n  ```\n  甲\n  乙\n  ```\n乙\n丙", "甲\n  ```\n  甲\n  乙\n  ```\n乙丙"),
     ("~~~\n甲\n乙\n~~~", "~~~\n甲\n乙\n~~~"),
+    ("甲\n乙\n```\n丙\n丁\n```\n戊\n己\n```\n庚\n辛\n```\n壬\n癸", "甲乙\n```\n丙\n丁\n```\n戊己\n```\n庚\n辛\n```\n壬癸"),
 ])
 def test_chinese_lines_join_outside_code_only(markdown, joined):
     assert hook.join_cjk_lines(markdown) == joined
+
+
+def test_each_contradicted_check_is_one_line_naming_every_page_that_states_it(fresh_hook, tmp_path, monkeypatch):
+    from mkdocs.exceptions import PluginError
+
+    monkeypatch.setattr(claims, "contradicted", [])
+    for page, check, sentence in (("a.md", "p.one", "one"), ("zh/a.md", "p.one", "一"), ("a.md", "p.two", "two")):
+        claims.contradicted.append({"check": check, "condition": "x > 1", "measured": "x = 0", "page": page,
+                                    "sentence": sentence})
+        hook.on_page_content("<h1>T</h1>", SimpleNamespace(file=SimpleNamespace(src_path=page), url=""))
+    assert claims.contradicted == []
+    with pytest.raises(PluginError) as raised:
+        hook.on_post_build(_config(site_dir=str(tmp_path), extra_css=[], site_name="S"))
+    assert str(raised.value) == (
+        "Claim contradicted: check p.one (x > 1) does not hold — measured: x = 0 — stated on page docs/a.md: 'one'; "
+        "page docs/zh/a.md: '一'\n"
+        "Claim contradicted: check p.two (x > 1) does not hold — measured: x = 0 — stated on page docs/a.md: 'two'")
+
+
+def test_a_missing_translation_is_a_warning_on_its_page_once(fresh_hook, monkeypatch, caplog):
+    import logging
+
+    monkeypatch.setattr(i18n, "missing", {("zh", "bitwise equal"): {"zh/a.md", "zh/b.md"}})
+    page = SimpleNamespace(file=SimpleNamespace(src_path="zh/a.md"), url="zh/a/")
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+        hook.on_page_content("<h1>T</h1>", page)
+        hook.on_page_content("<h1>T</h1>", page)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.pitfalls"]
+    assert warnings == ["[page docs/zh/a.md] no zh translation for 'bitwise equal': add it to a zh.json catalogue "
+                        "(snippets/lab/i18n.py)"]
+    assert i18n.missing == {("zh", "bitwise equal"): {"zh/b.md"}}, "the other page is warned on its own build"
 
 
 def test_a_contradiction_is_raised_after_the_last_language_only(fresh_hook, tmp_path, monkeypatch):
