@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ROOT
 
-from snippets.lab import cache, environment, mkdocs_hook as hook
+from snippets.lab import cache, environment, mkdocs_hook as hook, timing
 
 
 @pytest.fixture()
@@ -30,6 +30,9 @@ def fresh_hook(monkeypatch):
     monkeypatch.setattr(hook, "_builds", 0)
     monkeypatch.setattr(hook, "_executed_dir", None)
     monkeypatch.setattr(hook, "_code", {})
+    # on_config wraps timing._ratio to remember intervals: unwrapped again after the test, and nothing remembered
+    monkeypatch.setattr(timing, "_ratio", timing._ratio)
+    monkeypatch.setattr(hook, "_ratios", {})
     monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
     logger = logging.getLogger(hook._EXEC_LOGGER)
     monkeypatch.setattr(logger, "filters", [f for f in logger.filters if not isinstance(f, hook._NamePage)])

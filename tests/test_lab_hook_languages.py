@@ -39,6 +39,9 @@ def fresh_hook(monkeypatch):
     saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
     monkeypatch.setattr(hook, "_builds", 0)
     monkeypatch.setattr(hook, "_code", {})
+    # on_config wraps timing._ratio to remember intervals: unwrapped again after the test, and nothing remembered
+    monkeypatch.setattr(timing, "_ratio", timing._ratio)
+    monkeypatch.setattr(hook, "_ratios", {})
     monkeypatch.setattr(hook, "_contradicted", {})
     monkeypatch.setattr(cache, "current_page", None)
     yield hook
