@@ -58,6 +58,17 @@ def _never_the_project_cache(request, tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _nothing_remembered_from_earlier_tests(monkeypatch):
+    """The lab keeps what it derives from code by content (the helpers a function calls, parsed stylesheets),
+    which is right within a build; a test computes its own, so that a wrong derivation cannot hide behind one an
+    earlier test (or the process a mutation test forks from) already made."""
+    from snippets.lab import notebook_css, provenance
+
+    monkeypatch.setattr(provenance, "_helpers", {})
+    monkeypatch.setattr(notebook_css, "_parsed", {})
+
+
+@pytest.fixture(autouse=True)
 def _english_outside_a_build():
     """A test that builds a Chinese page, or calls the hook as a build would, leaves English behind it: the
     language, and claims raised rather than collected."""

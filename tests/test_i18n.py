@@ -359,6 +359,11 @@ def test_a_translated_notebook_takes_its_outputs_from_the_one_execution(tmp_path
 
     with pytest.raises(PluginError, match="code cell 1 differs"):
         mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+    _notebook(docs / "zh" / "notebooks" / "q.py", [("[markdown]", "# 标题"), ("", "print(1)"), ("", "print(3)")])
+    with pytest.raises(PluginError) as raised:
+        mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+    assert str(raised.value).endswith(": code cell 2 differs (2 code cells here, 1 there)"), \
+        "a cell more than the twin has is the first that differs"
 
 
 def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both_pages(tmp_path, monkeypatch):

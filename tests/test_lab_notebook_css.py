@@ -14,13 +14,6 @@ from snippets.lab.notebook_css import prune_notebook_styles
 BODY = '<div class="jupyter-wrapper a">x</div>'
 
 
-@pytest.fixture(autouse=True)
-def _parsed_afresh(monkeypatch):
-    """Each test parses its stylesheets itself: a stylesheet parsed by an earlier test in the process (the
-    module keeps them by content) would hide a wrong parse."""
-    monkeypatch.setattr(notebook_css, "_parsed", {})
-
-
 def _pruned(css: str, body: str = BODY, **options) -> str:
     html = prune_notebook_styles(f'<style type="text/css">{css}</style>{body}', **options)
     assert html.endswith("</style>" + body), "only the stylesheet changes"
