@@ -235,14 +235,19 @@ MEASURE_JS = r"""
   }
   // Every table scrolls inside a container of its own, so a wide one never widens the page.
   out.tables = [...document.querySelectorAll('.md-content table')].map((table) => {
-    let box = null;
+    let box = null, clipper = null;
+    // as wide as its rows: a table held narrower than its rows lets them spill out of its own box
+    const width = Math.max(table.getBoundingClientRect().width, table.scrollWidth);
     for (let a = table.parentElement; a && !a.classList.contains('md-content'); a = a.parentElement) {
-      if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) { box = a; break; }
+      const overflow = getComputedStyle(a).overflowX;
+      if (['auto', 'scroll'].includes(overflow)) { box = a; break; }
+      // a box that hides what overflows it, narrower than the table: columns nobody can scroll to
+      if (['hidden', 'clip'].includes(overflow) && a.clientWidth + 1 < width && !clipper) clipper = describe(a);
     }
-    const t = table.getBoundingClientRect();
     const b = box ? box.getBoundingClientRect() : null;
     return {header: (table.tHead || table).textContent.trim().replace(/\s+/g, ' ').slice(0, 80),
-            tableWidth: Math.round(t.width), scroller: box ? describe(box) : null,
+            tableWidth: Math.round(width), scroller: box ? describe(box) : null, clippedBy: clipper,
+            reach: box ? box.scrollWidth : null,
             boxRight: b ? Math.round(b.right) : null, boxWidth: b ? Math.round(b.width) : null};
   });
   if (!what.details) return out;
@@ -741,6 +746,12 @@ def test_no_horizontal_overflow_on_a_phone(visits):
             elif table["boxRight"] > phone["clientWidth"] + 1:
                 problems.append(f"/{visit['page']}: table [{table['header']}]'s container ends at "
                                 f"{table['boxRight']}px, past the {phone['clientWidth']}px screen")
+            elif table["reach"] + 1 < table["tableWidth"]:
+                problems.append(f"/{visit['page']}: table [{table['header']}] is {table['tableWidth']}px wide but "
+                                f"its container scrolls over {table['reach']}px only")
+            if table["clippedBy"]:
+                problems.append(f"/{visit['page']}: table [{table['header']}] ({table['tableWidth']}px) is cut off "
+                                f"by {table['clippedBy']}, which hides what overflows it")
     assert not problems, _report(problems, f"pages wider than a {PHONE['width']}px phone screen")
 
 
