@@ -59,13 +59,41 @@ def _never_the_project_cache(request, tmp_path_factory, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _nothing_remembered_from_earlier_tests(monkeypatch):
-    """The lab keeps what it derives from code by content (the helpers a function calls, parsed stylesheets),
-    which is right within a build; a test computes its own, so that a wrong derivation cannot hide behind one an
-    earlier test (or the process a mutation test forks from) already made."""
-    from snippets.lab import notebook_css, provenance
+    """The lab keeps what it derives by content (the helpers a function calls, parsed stylesheets, bootstrap
+    intervals), which is right within a build; a test computes its own, so that a wrong derivation cannot hide
+    behind one an earlier test (or the process a mutation test forks from) already made. The MkDocs hook wraps
+    ``timing._ratio`` to remember intervals (``on_config``): unwrapped again after each test."""
+    from snippets.lab import mkdocs_hook, notebook_css, provenance, timing
 
     monkeypatch.setattr(provenance, "_helpers", {})
     monkeypatch.setattr(notebook_css, "_parsed", {})
+    monkeypatch.setattr(timing, "_ratio", timing._ratio)
+    monkeypatch.setattr(mkdocs_hook, "_ratios", {})
+
+
+@pytest.fixture()
+def fresh_hook(monkeypatch):
+    """The MkDocs hook as in a new process: no build yet, nothing collected; the test's sys.modules, log filter
+    and notebook converter restored."""
+    import logging
+
+    from mkdocs_jupyter import plugin as jupyter_plugin
+
+    from snippets.lab import cache, mkdocs_hook as hook
+
+    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
+    monkeypatch.setattr(hook, "_builds", 0)
+    monkeypatch.setattr(hook, "_executed_dir", None)
+    monkeypatch.setattr(hook, "_code", {})
+    monkeypatch.setattr(hook, "_contradicted", {})
+    monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
+    logger = logging.getLogger(hook._EXEC_LOGGER)
+    monkeypatch.setattr(logger, "filters", [f for f in logger.filters if not isinstance(f, hook._NamePage)])
+    monkeypatch.setattr(cache, "current_page", None)
+    yield hook
+    for name in [name for name in sys.modules if name.split(".")[0] == "snippets"]:
+        del sys.modules[name]
+    sys.modules.update(saved)
 
 
 @pytest.fixture(autouse=True)

@@ -18,29 +18,7 @@ import pytest
 
 from conftest import ROOT
 
-from snippets.lab import cache, environment, mkdocs_hook as hook, timing
-
-
-@pytest.fixture()
-def fresh_hook(monkeypatch):
-    """The hook as in a new process: no build yet; the test's sys.modules, log filter and converter restored."""
-    from mkdocs_jupyter import plugin as jupyter_plugin
-
-    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
-    monkeypatch.setattr(hook, "_builds", 0)
-    monkeypatch.setattr(hook, "_executed_dir", None)
-    monkeypatch.setattr(hook, "_code", {})
-    # on_config wraps timing._ratio to remember intervals: unwrapped again after the test, and nothing remembered
-    monkeypatch.setattr(timing, "_ratio", timing._ratio)
-    monkeypatch.setattr(hook, "_ratios", {})
-    monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
-    logger = logging.getLogger(hook._EXEC_LOGGER)
-    monkeypatch.setattr(logger, "filters", [f for f in logger.filters if not isinstance(f, hook._NamePage)])
-    monkeypatch.setattr(cache, "current_page", None)
-    yield hook
-    for name in [name for name in sys.modules if name.split(".")[0] == "snippets"]:
-        del sys.modules[name]
-    sys.modules.update(saved)
+from snippets.lab import cache, environment, mkdocs_hook as hook
 
 
 def _jupyter_plugin(**options):

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-from conftest import ROOT
 
 from snippets.lab import cache, claims, i18n, mkdocs_hook as hook, timing
 
@@ -32,22 +28,6 @@ def _i18n(current, default="en", build=("en", "zh")):
 def _config(plugin=None, **more):
     plugins = _Plugins(i18n=plugin) if plugin is not None else _Plugins()
     return SimpleNamespace(plugins=plugins, **more)
-
-
-@pytest.fixture()
-def fresh_hook(monkeypatch):
-    saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
-    monkeypatch.setattr(hook, "_builds", 0)
-    monkeypatch.setattr(hook, "_code", {})
-    # on_config wraps timing._ratio to remember intervals: unwrapped again after the test, and nothing remembered
-    monkeypatch.setattr(timing, "_ratio", timing._ratio)
-    monkeypatch.setattr(hook, "_ratios", {})
-    monkeypatch.setattr(hook, "_contradicted", {})
-    monkeypatch.setattr(cache, "current_page", None)
-    yield hook
-    for name in [name for name in sys.modules if name.split(".")[0] == "snippets"]:
-        del sys.modules[name]
-    sys.modules.update(saved)
 
 
 # --- which language, first or last -----------------------------------------------------------------------------
@@ -111,10 +91,8 @@ def test_the_notebook_pages_are_cached_apart_per_language(fresh_hook, tmp_path, 
     from mkdocs_jupyter import plugin as jupyter_plugin
     from mkdocs_jupyter.plugin import Plugin
 
-    monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
     monkeypatch.setattr(jupyter_plugin, "TocExtension", jupyter_plugin.TocExtension)
     monkeypatch.setattr(jupyter_plugin.convert, "slugify", jupyter_plugin.convert.slugify)
-    monkeypatch.setattr(hook, "_executed_dir", None)
     jupyter = Plugin()
     errors, _ = jupyter.load_config({"include": ["notebooks/*.py"], "execute": True})
     assert not errors

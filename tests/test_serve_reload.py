@@ -64,10 +64,7 @@ def test_busy_port_ends_with_one_line_saying_what_to_do(capsys, monkeypatch):
     assert len(err) == 1 and f"make serve PORT={port + 1}" in err[0]
 
 
-def test_every_rebuild_after_the_first_imports_the_snippets_afresh(restored_snippets, monkeypatch):
-    from snippets.lab import timing
-
-    monkeypatch.setattr(timing, "_ratio", timing._ratio)  # the hook wraps it to remember intervals: unwrapped after
+def test_every_rebuild_after_the_first_imports_the_snippets_afresh(restored_snippets):
     hook = _load("snippets/lab/mkdocs_hook.py", "pitfalls_hook_under_test")
     config = SimpleNamespace(plugins={})
     hook.on_config(config)
