@@ -1,7 +1,8 @@
 # Two commands a user needs (see README):  make serve   and   make test
 # TORCH_SPEC picks the torch to install; CI sets TORCH_SPEC=torch==2.13.0 (the CPU wheel on its disk).
 PYTHON ?= python3
-VENV ?= .venv
+# One environment per Python: make test PYTHON=python3.13 sets up and uses .venv-python3.13 beside .venv
+VENV ?= $(if $(filter python3,$(PYTHON)),.venv,.venv-$(notdir $(PYTHON)))
 TORCH_SPEC ?= torch>=2.3
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -49,8 +50,8 @@ browser-deps:
 	@sh .ci/ensure-chromium.sh
 
 ## The CJK font the Chinese edition's figures are drawn in (Debian: fonts-noto-cjk)
-fonts:
-	@sh .ci/ensure-fonts.sh
+fonts: $(STAMP)
+	@sh .ci/ensure-fonts.sh $(BIN)/python
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -15,10 +15,11 @@ MKDOCS = [sys.executable, "-m", "mkdocs"]
 
 
 def build_site(dest: Path, *, env_extra: dict[str, str] | None = None, config: Path | None = None,
-               cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """``mkdocs build --strict`` into ``dest``; returns the finished process (check ``returncode``)."""
+               cwd: Path = ROOT, flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """``mkdocs build --strict`` (and ``flags``, such as ``-q``) into ``dest``; returns the finished process
+    (check ``returncode``)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **(env_extra or {})}
-    command = [*MKDOCS, "build", "--strict", "-d", str(dest)]
+    command = [*MKDOCS, "build", "--strict", *flags, "-d", str(dest)]
     if config is not None:
         command += ["-f", str(config)]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
@@ -86,6 +87,7 @@ def fresh_hook(monkeypatch):
     monkeypatch.setattr(hook, "_executed_dir", None)
     monkeypatch.setattr(hook, "_code", {})
     monkeypatch.setattr(hook, "_contradicted", {})
+    monkeypatch.setattr(hook, "_failures", {})
     monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
     logger = logging.getLogger(hook._EXEC_LOGGER)
     monkeypatch.setattr(logger, "filters", [f for f in logger.filters if not isinstance(f, hook._NamePage)])

@@ -1,8 +1,13 @@
 """A failing block, a missing include, a contradicted claim or a bad experiment call fails the strict build
-with one message that names the page and the block — checked on a throwaway site, not the real docs."""
+with one message that names the page and the block — whatever the log flags (``-q`` and ``-v`` blind mkdocs' own
+warning counter), in ``mkdocs build`` and in ``make serve``'s first build — and no traceback is published.
+Checked on a throwaway site, not the real docs."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -115,3 +120,63 @@ def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both
     assert log.count("Claim contradicted") == 1, log[-3000:]
     assert "page docs/probe.md: 'Two plus two is 4.'" in log and "page docs/zh/probe.md: '二加二等于 4。'" in log
     assert (tmp_path / "site" / "zh" / "probe" / "index.html").is_file(), "the Chinese page was never built"
+
+
+I18N = ("  - i18n:\n      docs_structure: folder\n      languages:\n"
+        "        - {locale: en, name: English, default: true}\n        - {locale: zh, name: 中文}\n")
+RAISING = '# {title}\n\n```python exec="1" id="{block}"\nraise RuntimeError("boom in {block}")\n```\n'
+
+
+def _two_languages(tmp_path, raising_in: str) -> None:
+    """A site in English and Chinese whose page ``probe`` raises in one language."""
+    (tmp_path / "docs" / "zh").mkdir(parents=True)
+    for folder in ("", "zh/"):
+        (tmp_path / "docs" / f"{folder}index.md").write_text("# Home\n")
+    for language, folder, title in (("en", "", "Probe"), ("zh", "zh/", "探针")):
+        block = f"probe-{language}"
+        page = RAISING.format(title=title, block=block) if language == raising_in else f"# {title}\n\nFine.\n"
+        (tmp_path / "docs" / folder / "probe.md").write_text(page)
+    (tmp_path / "mkdocs.yml").write_text(CONFIG.replace("  - markdown-exec\n", "  - markdown-exec\n" + I18N))
+
+
+def _published(site) -> list[str]:
+    """The files of a (partly) built site that hold the failing block's traceback."""
+    if not site.exists():
+        return []
+    return [str(path.relative_to(site)) for path in site.rglob("*")
+            if path.is_file() and b"boom in" in path.read_bytes()]
+
+
+@pytest.mark.parametrize("flags", [(), ("-q",), ("-v",)], ids=["no flag", "-q", "-v"])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_raising_block_fails_the_build_whatever_the_log_flags(tmp_path, language, flags):
+    _two_languages(tmp_path, raising_in=language)
+    process = build_site(tmp_path / "site", config=tmp_path / "mkdocs.yml", cwd=tmp_path, flags=flags,
+                         env_extra={"PITFALLS_CACHE_DIR": str(tmp_path / "cache")})
+    log = process.stdout + process.stderr
+    page = "docs/probe.md" if language == "en" else "docs/zh/probe.md"
+    assert process.returncode != 0, f"mkdocs build --strict {' '.join(flags)} passed with a raising block:\n{log}"
+    assert f"page {page} failed (1 problem); nothing was published" in log, log[-3000:]
+    assert f"exec block 'probe-{language}' exited with errors: RuntimeError: boom in probe-{language}" in log, log
+    assert _published(tmp_path / "site") == [], "the traceback was published"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_make_serve_serves_nothing_when_its_first_build_has_a_raising_block(tmp_path, language):
+    _two_languages(tmp_path, raising_in=language)
+    process = subprocess.run([sys.executable, "-m", "snippets.lab.serve", "--addr", f"127.0.0.1:{_free_port()}"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                             env={**__import__("os").environ, "PITFALLS_CACHE_DIR": str(tmp_path / "cache"),
+                                  "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"})
+    page = "docs/probe.md" if language == "en" else "docs/zh/probe.md"
+    assert process.returncode != 0, process.stderr
+    assert f"page {page} failed (1 problem)" in process.stderr, process.stderr[-3000:]
+    assert f"exec block 'probe-{language}' exited with errors" in process.stderr
+    assert process.stderr.rstrip().endswith("(make build shows the same errors without serving)."), process.stderr
+    assert "Serving on" not in process.stderr

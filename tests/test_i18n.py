@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import ast
 import functools
-import io
 import json
 import re
-import tokenize
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -239,16 +238,27 @@ def headings(markdown: str) -> list[tuple[int, str]]:
             for hashes, text, anchor in HEADING.findall(outside)]
 
 
-def code_shape(code: str) -> list[tuple]:
-    """An exec block's tokens, with each string reduced to the fields it fills in: the code must be the same in
-    both languages, the sentences may not."""
-    shape = []
-    for token in tokenize.generate_tokens(io.StringIO(code).readline):
-        if token.type == tokenize.STRING:
-            shape.append(("string", tuple(sorted(re.findall(r"\{[^{}]*\}", token.string)))))
-        elif token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
-            shape.append((token.type, token.string))
-    return shape
+class _Sentences(ast.NodeTransformer):
+    """Every string of a syntax tree reduced to the fields it fills in (``{total}``); an f-string to its
+    expressions."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, str):
+            return ast.Constant(value=("string", tuple(sorted(re.findall(r"\{[^{}]*\}", node.value)))))
+        return node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        fields = sorted(ast.unparse(ast.JoinedStr(values=[value])) for value in node.values
+                        if isinstance(value, ast.FormattedValue))
+        return ast.Constant(value=("f-string", tuple(fields)))
+
+
+def code_shape(code: str) -> str:
+    """An exec block's syntax tree, with each string reduced to the fields it fills in: the code must be the same
+    in both languages, the sentences may not. A tree, not tokens: Python 3.12 tokenizes f-strings piece by piece
+    (PEP 701), and the comparison must mean the same on every Python the project supports."""
+    tree = _Sentences().visit(ast.parse(textwrap.dedent(code)))
+    return ast.dump(tree, include_attributes=False)
 
 
 def test_the_pages_are_found():
@@ -302,6 +312,15 @@ def test_the_code_comparison_sees_changed_code_but_not_changed_sentences():
     assert code_shape('print(say(c, "一个种子之后，{total} 个中有 {differ} 个不同。"), x + 1)\n') == code_shape(a)
     assert code_shape('print(say(c, "一个种子之后有 {differ} 个不同。"), x + 1)\n') != code_shape(a)
     assert code_shape('print(say(c, "After one seed, {differ} of {total} differ."), x + 2)\n') != code_shape(a)
+
+
+def test_the_code_comparison_reads_f_strings_by_their_fields_on_every_python():
+    a = 'print(f"After one seed, {differ} of {total:,} differ.", x)\n'
+    assert code_shape('print(f"一个种子之后，{total:,} 个中有 {differ} 个不同。", x)\n') == code_shape(a)
+    assert code_shape('print(f"一个种子之后，{total} 个中有 {differ} 个不同。", x)\n') != code_shape(a)
+    assert code_shape('print(f"有 {differ} 个不同。", x)\n') != code_shape(a)
+    assert code_shape('print("After one seed, {differ} of {total:,} differ.", x)\n') != code_shape(a)
+    assert code_shape('    y = 1  # a comment\n    print(y)\n') == code_shape('y = 1\nprint(y)\n')
 
 
 # --- the build: one execution, one failure -----------------------------------------------------------------------
@@ -442,10 +461,9 @@ def test_the_exact_advice_when_the_cjk_font_is_missing(monkeypatch):
     with pytest.raises(RuntimeError) as raised:
         render.cjk_font()
     assert str(raised.value) == (
-        "Chinese figures need the font 'No Such Font CJK', which matplotlib cannot find. Install it (Debian/Ubuntu: "
-        "apt-get install fonts-noto-cjk; macOS/Windows: Noto Sans CJK SC from https://github.com/notofonts/noto-cjk), "
-        "then remove matplotlib's font cache (~/.cache/matplotlib) and build again.")
-    assert raised.value.__suppress_context__
+        "The Chinese edition's figures need the font No Such Font CJK, which matplotlib cannot find: install it "
+        "(Debian/Ubuntu: sudo apt-get install fonts-noto-cjk; macOS: brew install --cask font-noto-sans-cjk-sc; "
+        "elsewhere: https://github.com/notofonts/noto-cjk) and run the command again.")
 
 
 def test_fixed_tick_labels_are_translated(zh, catalogue_in):

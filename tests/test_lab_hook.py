@@ -15,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from mkdocs.exceptions import PluginError
 
 from conftest import ROOT
 
@@ -214,14 +215,13 @@ def test_the_executed_notebook_is_published_beside_its_page(fresh_hook, tmp_path
     assert fresh_hook.on_post_page("<html>", page, None) == "<html>", "a rebuild publishes it again"
 
 
-def test_a_missing_executed_notebook_is_a_warning(fresh_hook, tmp_path, monkeypatch, caplog):
+def test_a_missing_executed_notebook_stops_the_build_naming_the_page(fresh_hook, tmp_path, monkeypatch):
     monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
     page = _notebook_page(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+    with pytest.raises(PluginError) as raised:
         fresh_hook.on_post_page("<html>", page, None)
-    assert _pitfalls_records(caplog) == [
-        (logging.WARNING, f"[page docs/notebooks/question.py] its executed notebook is missing from "
-                          f"{tmp_path / 'executed'}")]
+    assert str(raised.value) == (f"page docs/notebooks/question.py: its executed notebook is missing from "
+                                 f"{tmp_path / 'executed'}")
     assert not (tmp_path / "site").exists()
 
 
@@ -277,21 +277,40 @@ def test_the_filter_names_the_page_in_warnings_of_markdown_exec(fresh_hook, tmp_
     lab_cache.current_page = None
     outside = record(logging.WARNING)
     assert name_page.filter(outside) is True and outside.msg == "Execution of python code block exited with errors"
+    # Each warning (not the info) is a failure of its page, which stops the build when the page is complete.
+    failed = "exec block (without an id) exited with errors"
+    assert hook._failures == {"seeding-order.md": [failed, failed], "": [failed]}
 
 
-def test_a_page_that_runs_an_experiment_without_showing_its_code_is_a_warning(fresh_hook, monkeypatch, caplog):
+def test_a_failing_block_stops_the_build_at_its_page_with_its_id_and_exception(fresh_hook, tmp_path):
+    fresh_hook.on_config(_config(tmp_path))
+    logger = logging.getLogger(hook._EXEC_LOGGER)
+    assert logger.level == logging.WARNING, "under mkdocs -q the block's warning would never be made"
+    cache.current_page = "loader-overhead.md"
+    logger.warning("Execution of python code block 'loader-x' exited with errors\n\nCode block is:\n\n    raise E\n\n"
+                   "Output is:\n\n    Traceback (most recent call last):\n      File x\n    ValueError: no good\n")
+    fresh_hook.on_page_content("<p>other page</p>", _page("index.md"))  # another page is not stopped by it
+    with pytest.raises(PluginError) as raised:
+        fresh_hook.on_page_content("<p>Traceback</p>", _page("loader-overhead.md"))
+    assert str(raised.value) == ("page docs/loader-overhead.md failed (1 problem); nothing was published:\n"
+                                 "  - exec block 'loader-x' exited with errors: ValueError: no good")
+    assert hook._failures == {}
+
+
+def test_a_page_that_runs_an_experiment_without_showing_its_code_stops_the_build(fresh_hook, monkeypatch, caplog):
     from snippets.lab import provenance
 
     monkeypatch.setattr(cache, "ran_on_page", {"steps.md": {"steps.curves", "steps.noise", "steps.arith"},
                                                "other.md": {"x.y"}})
     monkeypatch.setattr(provenance, "shown_on_page", {"steps.md": {"steps.noise"}})
-    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+    fresh_hook.on_page_content("", _page("index.md"))
+    why = [f"runs experiment {name} but never shows its code: print present(result, renderer) or "
+           "code_panel(result) from snippets.lab beside what it produced" for name in ("steps.arith", "steps.curves")]
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"), pytest.raises(PluginError) as raised:
         fresh_hook.on_page_content("", _page("steps.md"))
-        fresh_hook.on_page_content("", _page("index.md"))
-    assert _pitfalls_records(caplog) == [
-        (logging.WARNING, f"[page docs/steps.md] runs experiment {name} but never shows its code: print "
-                          "present(result, renderer) or code_panel(result) from snippets.lab beside what it produced")
-        for name in ("steps.arith", "steps.curves")]
+    assert _pitfalls_records(caplog) == [(logging.ERROR, f"[page docs/steps.md] {line}") for line in why]
+    assert str(raised.value) == ("page docs/steps.md failed (2 problems); nothing was published:\n"
+                                 + "\n".join(f"  - {line}" for line in why))
 
 
 def test_a_build_error_names_the_page(fresh_hook, monkeypatch, caplog):

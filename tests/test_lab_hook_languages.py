@@ -286,18 +286,21 @@ def test_each_contradicted_check_is_one_line_naming_every_page_that_states_it(fr
         "Claim contradicted: check p.two (x > 1) does not hold — measured: x = 0 — stated on page docs/a.md: 'two'")
 
 
-def test_a_missing_translation_is_a_warning_on_its_page_once(fresh_hook, monkeypatch, caplog):
+def test_a_missing_translation_stops_the_build_at_its_page_once(fresh_hook, monkeypatch, caplog):
     import logging
+
+    from mkdocs.exceptions import PluginError
 
     monkeypatch.setattr(i18n, "missing", {("zh", "bitwise equal"): {"zh/a.md", "zh/b.md"}})
     page = SimpleNamespace(file=SimpleNamespace(src_path="zh/a.md"), url="zh/a/")
-    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
+    why = "no zh translation for 'bitwise equal': add it to a zh.json catalogue (snippets/lab/i18n.py)"
+    with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"), pytest.raises(PluginError) as raised:
         hook.on_page_content("<h1>T</h1>", page)
-        hook.on_page_content("<h1>T</h1>", page)
-    warnings = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.pitfalls"]
-    assert warnings == ["[page docs/zh/a.md] no zh translation for 'bitwise equal': add it to a zh.json catalogue "
-                        "(snippets/lab/i18n.py)"]
-    assert i18n.missing == {("zh", "bitwise equal"): {"zh/b.md"}}, "the other page is warned on its own build"
+    assert str(raised.value) == f"page docs/zh/a.md failed (1 problem); nothing was published:\n  - {why}"
+    assert hook.on_page_content("<h1>T</h1>", page).startswith("<h1>T</h1>"), "said once, for its page"
+    errors = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.pitfalls"]
+    assert errors == [f"[page docs/zh/a.md] {why}"]
+    assert i18n.missing == {("zh", "bitwise equal"): {"zh/b.md"}}, "the other page is stopped on its own build"
 
 
 def test_a_contradiction_is_raised_after_the_last_language_only(fresh_hook, tmp_path, monkeypatch):

@@ -145,29 +145,42 @@ def _corrupt(folder, name, text):
 @pytest.mark.parametrize("text, message", [
     ("{not json", "manifest.json: not valid JSON"),
     ("[1, 2]", "manifest.json: expected a JSON object, found list"),
-    ('{"format": 7, "label": "box"}', "manifest.json: format 7 is not this project's recording format 1"),
-    ('{"format": 1, "label": "other"}', "manifest.json: label 'other' does not match its folder 'box'"),
-    ('{"format": 1, "label": "box", "fingerprint": {}}', "manifest.json: no environment fingerprint"),
+    ('{"format": 7, "label": "box"}', "manifest.json: format: 7 is not this project's recording format 1"),
+    ('{"format": 1, "label": "other"}', "manifest.json: label: 'other' does not match its folder 'box'"),
+    ('{"format": 1, "label": "box", "fingerprint": {}, "recorded_at": "2026-01-01T00:00:00+00:00", '
+     '"experiments": {}}', "manifest.json: fingerprint: missing field(s) device, device_name, threads, torch"),
 ])
-def test_a_corrupt_or_foreign_manifest_is_an_error_naming_the_file(lab, monkeypatch, text, message):
+def test_a_corrupt_or_foreign_manifest_is_left_out_naming_the_file(lab, monkeypatch, text, message):
     target = _record(monkeypatch, lab, "box", THERE)
     _corrupt(target, "manifest.json", text)
     machines._recordings.cache_clear()
+    assert machines.recordings() == ()
+    [(name, why)] = machines.refused()
+    assert name == "box" and why.startswith("results/box/manifest.json") and message in why, why
+    monkeypatch.setenv("FROZEN", "1")
     with pytest.raises(machines.ArchiveError) as error:
         machines.recordings()
     assert message in str(error.value) and "box" in str(error.value)
 
 
-def test_a_corrupt_result_file_is_an_error_naming_the_file(lab, monkeypatch):
+def test_a_corrupt_result_file_leaves_its_recording_out_naming_the_file(lab, monkeypatch):
     target = _record(monkeypatch, lab, "box", THERE)
     [entry_file] = (target / "machpage.speed").iterdir()
     entry = json.loads(entry_file.read_text())
     entry_file.write_text(json.dumps({**entry, "value": [1]}))
-    with pytest.raises(machines.ArchiveError, match=r"machpage\.speed/\w+\.json: field 'value' is missing"):
-        machines.lookup(machines.recordings()[0], lab.speed, {"n": 3})
+    machines._recordings.cache_clear()
+    assert machines.recordings() == ()
+    assert machines.refused() == (("box", f"results/box/machpage.speed/{entry_file.name}: value: expected a JSON "
+                                          "object, found list"),)
     entry_file.write_text(json.dumps({**entry, "params": {"n": 5}}))
-    with pytest.raises(machines.ArchiveError, match=r"holds machpage\.speed\(\{'n': 5\}\), not"):
-        machines.lookup(machines.recordings()[0], lab.speed, {"n": 3})
+    machines._recordings.cache_clear()
+    [(_, why)] = machines.refused()
+    assert why == (f"results/box/machpage.speed/{entry_file.name}: holds machpage.speed({{'n': 5}}), whose file is "
+                   f"{machines.params_key({'n': 5})}.json")
+    entry_file.write_text(json.dumps({**entry, "params": {"m": 5}}))
+    machines._recordings.cache_clear()
+    [(_, why)] = machines.refused()
+    assert why.endswith("params.m: machpage.speed has no parameter 'm'")
 
 
 def test_a_stale_recording_is_named_with_its_commit_and_left_out(lab, monkeypatch):
@@ -285,10 +298,15 @@ def test_a_frozen_build_reads_the_leading_recording_and_runs_nothing(lab, monkey
 
 def _record_with_notebook(lab, monkeypatch, tmp_path) -> tuple:
     """``make record`` of one experiment and one executed notebook (question.py): the source and the recording."""
+    import jupytext
+    import nbformat
+
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
     executed = tmp_path / "executed.ipynb"
-    executed.write_text("{}")
+    notebook = jupytext.read(source)
+    notebook.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    executed.write_text(nbformat.writes(notebook))
 
     def build(staging, env):
         monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
@@ -305,7 +323,12 @@ def test_frozen_notebooks_must_be_recorded_and_current(lab, monkeypatch, tmp_pat
     assert rec.manifest["notebooks"] == {"question": machines.notebook_digest(source)}
     assert not list((rec.path / "notebooks").glob("*.source-digest")), "the digests live in the manifest"
     monkeypatch.setenv("FROZEN", "1")
-    assert machines.frozen_notebook(source) == rec.path / "notebooks" / "question.ipynb"
+    import nbformat
+
+    rendered = machines.frozen_notebook(source)  # the source's cells, the recording's outputs
+    assert rendered.parent == cache.cache_dir().parent / "notebooks" / "frozen" / "box"
+    [cell] = nbformat.read(rendered, as_version=4).cells
+    assert cell.source == "print(1)" and cell.outputs[0]["text"] == "1\n"
     source.write_text("# %%\nprint(2)\n")
     with pytest.raises(machines.ArchiveError, match="notebook question.py changed since box recorded it"):
         machines.frozen_notebook(source)
@@ -570,11 +593,13 @@ def test_recorded_json_is_sorted_one_key_per_line_and_keeps_unicode():
 
 
 def test_an_unreadable_recording_file_is_named_with_the_reason(tmp_path):
+    from snippets.lab import recording_schema
+
     folder = tmp_path / "manifest.json"
     folder.mkdir()
-    with pytest.raises(machines.ArchiveError) as error:
-        machines._read_json(folder)
-    assert str(error.value) == f"{folder}: cannot be read (Is a directory)"
+    with pytest.raises(recording_schema.RecordingRefused) as error:
+        recording_schema.read_json(folder, "results/box/manifest.json")
+    assert str(error.value) == "results/box/manifest.json: cannot be read (Is a directory)"
 
 
 def test_a_result_files_missing_field_is_named_with_its_kind(lab, monkeypatch):
@@ -586,7 +611,7 @@ def test_a_result_files_missing_field_is_named_with_its_kind(lab, monkeypatch):
         entry_file.write_text(json.dumps({k: v for k, v in entry.items() if k != key}))
         with pytest.raises(machines.ArchiveError) as error:
             rec.entry("machpage.speed", {"n": 3})
-        assert str(error.value) == f"{entry_file}: field {key!r} is missing or not a {kind}"
+        assert str(error.value) == f"{entry_file}: missing field(s) {key}"
 
 
 def test_a_manifest_needs_exactly_a_fingerprint_a_date_and_its_experiments(lab, monkeypatch):
@@ -599,7 +624,7 @@ def test_a_manifest_needs_exactly_a_fingerprint_a_date_and_its_experiments(lab, 
         (target / "manifest.json").write_text(json.dumps({k: v for k, v in manifest.items() if k != missing}))
         with pytest.raises(machines.ArchiveError) as error:
             machines.load(target)
-        assert str(error.value) == f"{target / 'manifest.json'}: recorded_at or experiments missing"
+        assert str(error.value) == f"results/box/manifest.json: missing field(s) {missing}"
 
 
 def test_the_leading_machine_named_when_nothing_is_recorded(lab):
@@ -715,8 +740,9 @@ def test_a_claim_is_rechecked_with_each_machines_results_in_place_of_this_ones(l
 def test_the_machines_table_counts_every_stale_and_unknown_experiment(lab, monkeypatch):
     target = _record(monkeypatch, lab, "box", THERE)
     manifest = json.loads((target / "manifest.json").read_text())
-    manifest["experiments"] = {"machpage.speed": ["old", manifest["experiments"]["machpage.speed"]],
-                               "machpage.facts": "old", "machpage.gone": "old"}
+    old = "0" * 64
+    manifest["experiments"] = {"machpage.speed": [old, manifest["experiments"]["machpage.speed"]],
+                               "machpage.facts": old, "machpage.gone": old}
     (target / "manifest.json").write_text(json.dumps(manifest))
     machines._recordings.cache_clear()
     assert "| 1 current, 2 stale | shown beside them |" in machines.overview()

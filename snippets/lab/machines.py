@@ -58,22 +58,9 @@ def _show(path: Path) -> str:
 
 
 def params_key(params: dict) -> str:
-    return hashlib.sha256(json.dumps(params, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+    from .recording_schema import params_key as key
 
-
-def _read_json(path: Path) -> dict:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ArchiveError(f"{_show(path)}: cannot be read ({error.strerror or error})") from None
-    except ValueError as error:
-        raise ArchiveError(f"{_show(path)}: not valid JSON ({error})") from None
-    if not isinstance(value, dict):
-        raise ArchiveError(f"{_show(path)}: expected a JSON object, found {type(value).__name__}")
-    if value.get("format") != FORMAT:
-        raise ArchiveError(f"{_show(path)}: format {value.get('format')!r} is not this project's recording "
-                           f"format {FORMAT}; re-record the machine with make record")
-    return value
+    return key(params)
 
 
 @dataclass(frozen=True)
@@ -99,12 +86,16 @@ class Recording:
         path = self.path / experiment / f"{params_key(params)}.json"
         if not path.exists():
             return None
-        entry = _read_json(path)
-        for key, kind in (("experiment", str), ("params", dict), ("source", str), ("value", dict),
-                          ("computed_at", str), ("elapsed_s", (int, float))):
-            if not isinstance(entry.get(key), kind):
-                raise ArchiveError(f"{_show(path)}: field {key!r} is missing or not a {getattr(kind, '__name__', 'number')}")
-        if entry["experiment"] != experiment or entry["params"] != json.loads(json.dumps(params)):
+        from . import recording_schema
+
+        exp = cache.find_experiment(experiment)
+        try:
+            entry = recording_schema.check_entry(
+                recording_schema.read_json(path, _show(path)), _show(path), experiment,
+                recording_schema.accepted_parameters(exp.func) if exp is not None else None)
+        except recording_schema.RecordingRefused as error:
+            raise ArchiveError(str(error)) from None
+        if entry["params"] != json.loads(json.dumps(params)):
             raise ArchiveError(f"{_show(path)}: holds {entry['experiment']}({entry['params']}), not "
                                f"{experiment}({params})")
         return entry
@@ -115,31 +106,49 @@ class Recording:
 
 
 def load(path: Path) -> Recording:
-    manifest = _read_json(path / "manifest.json")
-    label = manifest.get("label")
-    if label != path.name:
-        raise ArchiveError(f"{_show(path / 'manifest.json')}: label {label!r} does not match its folder {path.name!r}")
-    fp = manifest.get("fingerprint")
-    if not isinstance(fp, dict) or not {"torch", "device", "device_name", "threads"} <= set(fp):
-        raise ArchiveError(f"{_show(path / 'manifest.json')}: no environment fingerprint")
-    if not isinstance(manifest.get("recorded_at"), str) or not isinstance(manifest.get("experiments"), dict):
-        raise ArchiveError(f"{_show(path / 'manifest.json')}: recorded_at or experiments missing")
-    return Recording(label, path, manifest)
+    """The recording in folder ``path``, every file of it checked (``recording_schema``): an ``ArchiveError``
+    naming the file and field that is not as this project records it."""
+    from . import recording_schema
+
+    try:
+        manifest = recording_schema.check_folder(path, cache.find_experiment)
+    except recording_schema.RecordingRefused as error:
+        raise ArchiveError(str(error)) from None
+    except OSError as error:
+        raise ArchiveError(f"results/{path.name}: cannot be read ({error.strerror or error})") from None
+    return Recording(path.name, path, manifest)
 
 
 @functools.cache
-def _recordings(folder: str) -> tuple[Recording, ...]:
+def _recordings(folder: str) -> tuple[tuple[Recording, ...], tuple[tuple[str, str], ...]]:
+    """The usable recordings under ``folder``, and the refused ones: (folder name, why)."""
     root = Path(folder)
     if not root.is_dir():
-        return ()
-    found = [load(path) for path in sorted(root.iterdir())
-             if path.is_dir() and not path.name.startswith(".") and (path / "manifest.json").exists()]
-    return tuple(found)
+        return (), ()
+    found, refused = [], []
+    for path in sorted(root.iterdir()):
+        if path.name.startswith(".") or not (path.is_dir() or path.is_symlink()) or path.name == "primary":
+            continue
+        try:
+            found.append(load(path))
+        except ArchiveError as error:
+            refused.append((path.name, str(error)))
+    for name, why in refused:  # once per process and folder: outside mkdocs' logger, not a failure by itself
+        print(f"WARNING -  recorded machine results/{name}/ left out: {why}", file=sys.stderr, flush=True)
+    return tuple(found), tuple(refused)
 
 
 def recordings() -> tuple[Recording, ...]:
-    """Every recording under ``results/``, by label."""
-    return _recordings(str(results_dir()))
+    """Every usable recording under ``results/``, by label. A frozen build stops at a refused one."""
+    found, refused = _recordings(str(results_dir()))
+    if refused and frozen():
+        raise ArchiveError("FROZEN=1: " + "; ".join(f"results/{name}/ is refused ({why})" for name, why in refused))
+    return found
+
+
+def refused() -> tuple[tuple[str, str], ...]:
+    """The folders under ``results/`` that were left out, and why."""
+    return _recordings(str(results_dir()))[1]
 
 
 def frozen() -> bool:
@@ -237,7 +246,14 @@ def keep_notebook(source: Path, executed: Path) -> None:
 
 
 def frozen_notebook(source: Path) -> Path:
-    """The leading machine's executed copy of notebook ``source``; an error naming it if missing or stale."""
+    """The leading machine's executed copy of notebook ``source``; an error naming it if missing or stale.
+
+    What is rendered is the source notebook as it is here (its Markdown, code and metadata), with the outputs of
+    the recorded copy matched cell by cell — outputs that ``recording_schema`` allows (printed text, PNG figures):
+    nothing else of a recorded notebook reaches the page."""
+    import jupytext
+    import nbformat
+
     lead = primary()
     path = lead.notebook(source.stem)
     if path is None:
@@ -247,7 +263,22 @@ def frozen_notebook(source: Path) -> Path:
     if recorded != notebook_digest(source):
         raise ArchiveError(f"FROZEN=1: notebook {source.name} changed since {lead.label} recorded it (commit "
                            f"{lead.commit[:12]}); re-record with make record MACHINE={lead.label}")
-    return path
+    executed = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
+    ran = [cell for cell in executed.cells if cell.cell_type == "code"]
+    notebook = jupytext.read(source)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    if [cell.source for cell in code] != [cell.source for cell in ran]:
+        raise ArchiveError(f"FROZEN=1: results/{lead.label}/notebooks/{path.name}: its code cells are not those "
+                           f"of {source.name}; re-record with make record MACHINE={lead.label}")
+    for mine, theirs in zip(code, ran):
+        mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
+    notebook.metadata.update({key: value for key, value in executed.metadata.items() if key == "language_info"})
+    digest = hashlib.sha256(path.read_bytes() + source.read_bytes()).hexdigest()[:16]
+    target = cache.cache_dir().parent / "notebooks" / "frozen" / lead.label / f"{source.stem}-{digest}.ipynb"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        cache.store_text(target, nbformat.writes(notebook))
+    return target
 
 
 # ---- showing the recordings ------------------------------------------------------------------------------------
@@ -353,9 +384,11 @@ def overview() -> str:
     from . import render
 
     found = recordings()
+    left_out = "".join("\n" + t("Left out: {folder} ({why})", folder=_plain(f"results/{name}/"), why=_plain(why))
+                       + "\n" for name, why in refused())
     if not found:
         return t("No machine is recorded in `results/` yet: this build shows this machine only. "
-                 "`make record MACHINE=<label>` records yours.") + "\n"
+                 "`make record MACHINE=<label>` records yours.") + "\n" + left_out
     lead = primary().label if frozen() else None
     fp = None if frozen() else environment.fingerprint()
     rows = []
@@ -370,11 +403,18 @@ def overview() -> str:
             else:
                 stale += 1
         role = ("this build's results" if rec.label == lead or rec.fingerprint == fp else "shown beside them")
-        rows.append([f"`{rec.label}`", rec.fingerprint["device_name"], rec.fingerprint["threads"],
-                     rec.fingerprint["torch"], rec.manifest["recorded_at"][:10], f"`{rec.commit[:12]}`",
+        rows.append([f"`{rec.label}`", _plain(rec.fingerprint["device_name"]), rec.fingerprint["threads"],
+                     _plain(rec.fingerprint["torch"]), _plain(rec.manifest["recorded_at"][:10]),
+                     f"`{rec.commit[:12]}`",
                      t("{current} current, {stale} stale", current=current, stale=stale), role])
-    return render.table(["machine", "device", "threads", "torch", "recorded", "commit", "experiments", "shown as"],
+    text = render.table(["machine", "device", "threads", "torch", "recorded", "commit", "experiments", "shown as"],
                         rows, align="llrlllll") + "\n"
+    return text + left_out
+
+
+def _plain(text: str) -> str:
+    """A recorded string as text in Markdown: HTML-escaped, and Markdown's own marks escaped."""
+    return re.sub(r"([\\`*_{}\[\]|~])", r"\\\1", html.escape(str(text), quote=False))
 
 
 # ---- make record ----------------------------------------------------------------------------------------------

@@ -1,8 +1,12 @@
 """MkDocs hook: tells the lab which page is rendering, keys the notebook cache to this machine, and makes
 ``mkdocs serve`` rebuild with the code as it is now.
 
-* Errors raised by ``run`` and ``claim``, and markdown-exec's "code block exited with errors" warnings,
-  name the page being built.
+* A failure is the hook's own to detect, whatever the log flags: an exec block that exits with errors
+  (markdown-exec's warning, which the hook hears even under ``-q``), a page that runs an experiment without
+  showing its code, a missing translation, a missing executed notebook or a missing CJK font stops the build
+  with a ``PluginError`` naming the page and the block, before the page (and the search index) is written.
+  ``mkdocs build --strict`` alone would not: with ``-q`` or ``-v`` its warning counter sees nothing
+  (mkdocs#4126, #3991), and the traceback would be published inside the page.
 * mkdocs-jupyter caches executed notebooks by their content only; here its cache folder also carries the
   environment fingerprint, so a notebook's printed losses are never another machine's. ``REFRESH=1``
   turns that cache off for the first build of the process (a later rebuild under ``mkdocs serve`` reuses
@@ -46,11 +50,45 @@ def _lab(name: str):
     return importlib.import_module(f"snippets.lab.{name}")
 
 
+# What went wrong on the page being built ({page: [message]}): each page's failures stop the build at that page.
+_failures: dict[str, list[str]] = {}
+_BLOCK = re.compile(r"code block (?:'([^']*)' )?exited with ([^\n]*)")
+
+
+def fail(page: str | None, message: str) -> None:
+    """Note a failure on ``page`` (logged now, at ERROR: it is shown under ``-q`` too); the build stops when the
+    page's content is complete (``on_page_content``), or at once outside a page."""
+    text = f"[page docs/{page}] {message}" if page else message
+    logging.getLogger("mkdocs.plugins.pitfalls").error(text)
+    if page is None:
+        raise PluginError(text)
+    _failures.setdefault(page, []).append(message)
+
+
+def _summary(message: str) -> str:
+    """One line for a markdown-exec failure: the block's id and the exception it ended with."""
+    found = _BLOCK.search(message)
+    if not found:
+        return message.strip().splitlines()[0] if message.strip() else "a warning without a message"
+    output = message.split("Output is:", 1)[1] if "Output is:" in message else ""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    last = next((line for line in reversed(lines) if not line.startswith("```")), "")
+    block = f"'{found.group(1)}'" if found.group(1) else "(without an id)"
+    return f"exec block {block} exited with {found.group(2)}" + (f": {last}" if last else "")
+
+
 class _NamePage(logging.Filter):
+    """On markdown-exec's logger: names the page in its warnings and notes each one as a failure of that page."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         page = _lab("cache").current_page
-        if page and record.levelno >= logging.WARNING:
-            record.msg = f"[page docs/{page}] {record.msg}"
+        if record.levelno >= logging.WARNING:
+            message = record.getMessage()
+            if page:
+                record.msg, record.args = f"[page docs/{page}] {message}", ()
+                _failures.setdefault(page, []).append(_summary(message))
+            else:
+                _failures.setdefault("", []).append(_summary(message))
         return True
 
 
@@ -287,10 +325,28 @@ def on_config(config):
     logger = logging.getLogger(_EXEC_LOGGER)
     if _filter not in logger.filters:
         logger.addFilter(_filter)
+    # `mkdocs -q` raises the "mkdocs" logger to ERROR, and a warning below that level is never made: this logger
+    # keeps its own level, so a failing block is heard (and shown) however the site is built.
+    logger.setLevel(logging.WARNING)
+    if first:
+        _failures.clear()
+        if "zh" in _languages(config):
+            problem = _lab("fonts").problem()
+            if problem:
+                raise PluginError(problem)
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
         _configure_notebooks(config, jupyter)
     return config
+
+
+def _languages(config) -> list[str]:
+    """Every language this ``mkdocs build`` writes."""
+    plugin = _i18n_plugin(config)
+    if plugin is None:
+        return [_lab("i18n").DEFAULT]
+    return [plugin.default_language] + [lang for lang in getattr(plugin, "build_languages", [])
+                                        if lang != plugin.default_language]
 
 
 def _i18n_plugin(config):
@@ -368,8 +424,7 @@ def on_post_page(output, page, config):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(executed, target)
         else:
-            logging.getLogger("mkdocs.plugins.pitfalls").warning(
-                "[page docs/%s] its executed notebook is missing from %s", page.file.src_path, _executed_dir)
+            raise PluginError(f"page docs/{page.file.src_path}: its executed notebook is missing from {_executed_dir}")
     return output
 
 
@@ -399,20 +454,23 @@ def on_page_markdown(markdown, page, **kwargs):
 def on_page_content(html, page, **kwargs):
     cache = _lab("cache")
     cache.current_page = None
+    source = page.file.src_path
     # Every experiment a page runs has its code shown on that page (provenance.present / code_panel).
-    ran = cache.ran_on_page.get(page.file.src_path, set())
-    shown = _lab("provenance").shown_on_page.get(page.file.src_path, set())
+    ran = cache.ran_on_page.get(source, set())
+    shown = _lab("provenance").shown_on_page.get(source, set())
     for name in sorted(ran - shown):
-        logging.getLogger("mkdocs.plugins.pitfalls").warning(
-            "[page docs/%s] runs experiment %s but never shows its code: print present(result, renderer) "
-            "or code_panel(result) from snippets.lab beside what it produced", page.file.src_path, name)
+        fail(source, f"runs experiment {name} but never shows its code: print present(result, renderer) "
+                     "or code_panel(result) from snippets.lab beside what it produced")
     i18n = _lab("i18n")
     for (language, text), pages in sorted(i18n.missing.items()):
-        if page.file.src_path in pages:
-            logging.getLogger("mkdocs.plugins.pitfalls").warning(
-                "[page docs/%s] no %s translation for %r: add it to a %s.json catalogue (snippets/lab/i18n.py)",
-                page.file.src_path, language, text, language)
-            pages.discard(page.file.src_path)
+        if source in pages:
+            fail(source, f"no {language} translation for {text!r}: add it to a {language}.json catalogue "
+                         "(snippets/lab/i18n.py)")
+            pages.discard(source)
+    failures = _failures.pop(source, []) + _failures.pop("", [])
+    if failures:  # before the page is written: no traceback reaches the site or its search index
+        raise PluginError(f"page docs/{source} failed ({len(failures)} problem{'s' if len(failures) > 1 else ''}"
+                          "); nothing was published:\n" + "\n".join(f"  - {line}" for line in failures))
     for claim in _lab("claims").contradicted:
         entry = _contradicted.setdefault((claim["check"], claim["measured"]), {**claim, "pages": []})
         entry["pages"].append((claim["page"], claim["sentence"]))

@@ -95,7 +95,7 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
 
 # Chinese text is drawn in Noto Sans CJK SC (Debian: fonts-noto-cjk); a reader's browser without it takes the
 # next family it has.
-CJK_FONT = "Noto Sans CJK SC"
+CJK_FONT = "Noto Sans CJK SC"  # fonts.CJK_FONT, which make fonts checks
 CJK_FALLBACKS = "'Noto Sans SC', 'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans GB', 'Microsoft YaHei', sans-serif"
 
 
@@ -124,16 +124,13 @@ def translate_figure(fig: Figure) -> None:
 
 
 def cjk_font() -> str:
-    """The CJK font's family, after checking matplotlib can find it: without it every Chinese glyph is a box."""
-    from matplotlib import font_manager
+    """The CJK font's family, after checking matplotlib can find it (making its font list anew if the font was
+    installed after that list): without it every Chinese glyph is a box."""
+    from . import fonts
 
-    try:
-        font_manager.findfont(CJK_FONT, fallback_to_default=False)
-    except ValueError:
-        raise RuntimeError(f"Chinese figures need the font {CJK_FONT!r}, which matplotlib cannot find. Install it "
-                           "(Debian/Ubuntu: apt-get install fonts-noto-cjk; macOS/Windows: Noto Sans CJK SC from "
-                           "https://github.com/notofonts/noto-cjk), then remove matplotlib's font cache "
-                           "(~/.cache/matplotlib) and build again.") from None
+    missing = fonts.problem(CJK_FONT)
+    if missing:
+        raise RuntimeError(missing)
     return CJK_FONT
 
 
