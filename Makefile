@@ -43,7 +43,7 @@ test: $(STAMP) browser-deps fonts
 	$(BIN)/python -m pytest --durations=10
 
 ## Tests without the site build and the browser (seconds to a minute)
-test-fast: $(STAMP)
+test-fast: $(STAMP) fonts
 	$(BIN)/python -m pytest -m "not site and not browser"
 
 browser-deps:

@@ -5,6 +5,7 @@ Checked on a throwaway site, not the real docs."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -180,3 +181,78 @@ def test_make_serve_serves_nothing_when_its_first_build_has_a_raising_block(tmp_
     assert f"exec block 'probe-{language}' exited with errors" in process.stderr
     assert process.stderr.rstrip().endswith("(make build shows the same errors without serving)."), process.stderr
     assert "Serving on" not in process.stderr
+
+
+MACHINES_PAGE = """# Machines
+
+<span id="from-here"></span>
+
+```python exec="1" id="probe-machines"
+from snippets.lab import machines
+print(machines.overview())
+```
+
+<span id="to-here"></span>
+"""
+
+
+class _Markup(__import__("html.parser").parser.HTMLParser):
+    """Every element and attribute of a page, as a browser's parser would see them."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.found.append((tag, dict(attrs)))
+
+
+def test_hostile_recordings_never_reach_a_built_page_as_markup(tmp_path):
+    """A results folder with the real recording (its device name spiced with Markdown marks), and beside it one
+    recording per hostile case: the built page lists the good one escaped, leaves each hostile one out with its
+    reason shown as text, and its HTML holds no script, no event handler, no image, no javascript: link."""
+    import json
+    import shutil
+
+    results = tmp_path / "results"
+    real = ROOT / "results" / "epyc-2core"
+
+    def recording(label, change=None, notebook_output=None):
+        shutil.copytree(real, results / label)
+        manifest = json.loads((results / label / "manifest.json").read_text())
+        manifest["label"] = label
+        if change:
+            change(manifest)
+        (results / label / "manifest.json").write_text(json.dumps(manifest))
+        if notebook_output is not None:
+            path = results / label / "notebooks" / "question_seeding.ipynb"
+            notebook = json.loads(path.read_text())
+            next(c for c in notebook["cells"] if c["cell_type"] == "code")["outputs"].append(notebook_output)
+            path.write_text(json.dumps(notebook))
+
+    script = "<script>alert(2)</script>"
+    recording("good", lambda m: m["fingerprint"].update(device_name="CPU (x_y) *b* [z] #1"))
+    recording("evil-device", lambda m: m["fingerprint"].update(device_name=script))
+    recording("evil-torch", lambda m: m["fingerprint"].update(torch='2.13.0"><img src=x onerror=alert(6)>'))
+    recording("evil-types", lambda m: m["fingerprint"].update(threads="2; <b>x</b>"))
+    recording("evil-notebook", notebook_output={"output_type": "display_data", "metadata": {},
+                                                "data": {"text/html": "<script>alert(5)</script>"}})
+    (results / "evil-link").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text(MACHINES_PAGE)
+    (tmp_path / "mkdocs.yml").write_text(CONFIG)
+    process = build_site(tmp_path / "site", config=tmp_path / "mkdocs.yml", cwd=tmp_path,
+                         env_extra={"PITFALLS_CACHE_DIR": str(tmp_path / "cache"), "PITFALLS_RESULTS_DIR": str(results)})
+    log = process.stdout + process.stderr
+    assert process.returncode == 0, log[-3000:]
+    for label in ("evil-device", "evil-torch", "evil-types", "evil-notebook", "evil-link"):
+        assert f"recorded machine results/{label}/ left out: results/{label}" in log, (label, log[-3000:])
+    page = (tmp_path / "site" / "index.html").read_text()
+    body = page[page.index('<span id="from-here">'):page.index('<span id="to-here">')]
+    inside = _Markup()
+    inside.feed(body)
+    assert [tag for tag, _ in inside.found if tag in ("script", "img", "iframe", "object", "embed", "svg")] == []
+    assert [(tag, name) for tag, attrs in inside.found for name in attrs if name.startswith("on")] == []
+    assert [attrs for _, attrs in inside.found if "javascript:" in (attrs.get("href") or "").lower()] == []
+    assert "CPU (x_y) *b* [z] #1" in __import__("html").unescape(re.sub(r"<[^>]+>", "", body))
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in body, "the refused value is quoted as text"
