@@ -23,10 +23,28 @@ Usage::
     for x_batch, y_batch in loader:
         loss = criterion(model(x_batch), y_batch)
 
-TensorLoader is a drop-in replacement: for the same arguments it yields the same batches in the same order as
-``DataLoader(TensorDataset(*tensors), batch_size=..., shuffle=..., drop_last=..., generator=...)`` (with the
-default ``num_workers=0``), epoch after epoch, and it draws the same random numbers, so the global RNG and
-``generator`` end every epoch in the same state. A seeded training run changes nothing but its speed.
+What TensorLoader replaces, exactly: ``DataLoader(TensorDataset(*tensors), batch_size=..., shuffle=...,
+drop_last=..., generator=...)`` with the default ``num_workers=0`` (or workers without ``persistent_workers``) in
+a loop you write yourself. For the same arguments it yields the same batches in the same order, epoch after
+epoch, and it draws the same random numbers, so the global RNG and ``generator`` end every epoch in the same
+state: a seeded training run changes nothing but its speed. ``len(loader)`` and ``len(loader.dataset)`` work as
+for a DataLoader; ``loader.sampler``, ``batch_sampler`` and ``collate_fn`` do not exist.
+
+Where it does not fit: a training framework that rebuilds or re-shards your DataLoader (PyTorch Lightning,
+Accelerate's ``prepare``, ...) swaps a ``DistributedSampler`` into a ``DataLoader`` and cannot do that to a
+TensorLoader; a dataset whose ``__getitem__`` draws random numbers (augmentation); worker processes. There, keep
+the DataLoader and use ``BatchedTensorDataset``: every DataLoader feature keeps working.
+
+Distributed training (DDP): TensorLoader shards like ``DistributedSampler``. ``TensorLoader(x, y, batch_size=b,
+shuffle=True, distributed=True)`` takes the rank and the number of ranks from the initialised
+``torch.distributed`` process group (or pass ``rank=`` and ``world_size=``), and call ``loader.set_epoch(epoch)``
+before each epoch, as with ``DistributedSampler``. Each rank then gets the batches of
+``DataLoader(TensorDataset(x, y), batch_size=b, drop_last=d, sampler=DistributedSampler(dataset, world_size,
+rank, shuffle=s, seed=seed, drop_last=d))``: the same padding (the first indices repeated, so that every rank
+has as many samples) or, with ``drop_last=True``, the same dropped tail. Without a choice, TensorLoader refuses
+to run inside a process group of more than one rank: every rank would silently train on the whole dataset —
+twice the optimizer steps per epoch on two ranks. ``distributed=False`` says that is what you want.
+
 Differences from DataLoader, all deliberate:
 
 * Batches are tuples, not lists (``default_collate`` turns a tuple sample into a list).
@@ -94,15 +112,25 @@ class TensorLoader:
         *tensors: one or more tensors with the same size of the first dimension, all on one device.
         batch_size: samples per batch (an int >= 1).
         shuffle: reshuffle at every epoch, exactly as ``DataLoader(shuffle=True)`` does.
-        drop_last: drop the last batch if it has fewer than ``batch_size`` samples.
+        drop_last: drop the last batch if it has fewer than ``batch_size`` samples (sharded: also the tail of
+            the dataset that does not divide among the ranks, as ``DistributedSampler(drop_last=True)``).
         generator: a CPU ``torch.Generator`` to draw from instead of the global RNG (as DataLoader's).
+        distributed: True: shard over the initialised ``torch.distributed`` process group; False: every rank
+            iterates over the whole dataset, on purpose; None (default): shard if ``rank``/``world_size`` are
+            given, refuse inside a process group of more than one rank otherwise.
+        rank, world_size: this rank's shard of ``world_size`` (as ``DistributedSampler``'s ``rank`` and
+            ``num_replicas``).
+        seed: the sharded shuffle's seed, the same on every rank (``DistributedSampler``'s ``seed``); the
+            permutation of epoch ``e`` is drawn from ``seed + e`` (``set_epoch``).
 
     Yields tuples with one batch per input tensor, on the tensors' device. See the module docstring for
     the (few) differences from DataLoader.
     """
 
     def __init__(self, *tensors: torch.Tensor, batch_size: int = 1, shuffle: bool = False,
-                 drop_last: bool = False, generator: Optional[torch.Generator] = None) -> None:
+                 drop_last: bool = False, generator: Optional[torch.Generator] = None,
+                 distributed: Optional[bool] = None, rank: Optional[int] = None,
+                 world_size: Optional[int] = None, seed: int = 0) -> None:
         shapes = _check_tensors("TensorLoader", tensors)
         devices = {tensor.device for tensor in tensors}
         if len(devices) != 1:
@@ -122,7 +150,13 @@ class TensorLoader:
         if shapes[0][0] == 0:
             raise ValueError(f"the dataset is empty: the tensors have shapes {shapes}")
 
+        self.rank, self.world_size = _shard(distributed, rank, world_size)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
+        self.seed = seed
+        self.epoch = 0
         self.tensors: tuple[torch.Tensor, ...] = tensors
+        self.dataset = TensorDataset(*tensors)  # len(loader.dataset), as with a DataLoader
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.drop_last = drop_last
@@ -142,20 +176,56 @@ class TensorLoader:
             for tensor in tensors
         ]
 
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch about to start, for the sharded shuffle (as ``DistributedSampler.set_epoch``): without it
+        every epoch is shuffled alike. It changes nothing when the loader is not sharded."""
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
+            raise ValueError(f"epoch must be an int >= 0, got {epoch!r}")
+        self.epoch = epoch
+
+    def _shard_size(self) -> int:
+        """Samples on this rank, as ``DistributedSampler.num_samples``."""
+        n, world = self._num_samples, self.world_size
+        if self.drop_last and n % world:
+            return math.ceil((n - world) / world)
+        return math.ceil(n / world)
+
     def __len__(self) -> int:
+        samples = self._num_samples if self.world_size is None else self._shard_size()
         if self.drop_last:
-            return self._num_samples // self.batch_size
-        return -(-self._num_samples // self.batch_size)
+            return samples // self.batch_size
+        return -(-samples // self.batch_size)
 
     def __repr__(self) -> str:
         shapes = ", ".join(str(tuple(t.shape)) for t in self.tensors)
+        shard = "" if self.world_size is None else f", rank={self.rank}, world_size={self.world_size}"
         return (f"TensorLoader({shapes}, batch_size={self.batch_size}, shuffle={self.shuffle}, "
-                f"drop_last={self.drop_last}, device={self.device})")
+                f"drop_last={self.drop_last}, device={self.device}{shard})")
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
         # iter(DataLoader) draws one int64 (its workers' base seed) right away, before the first batch.
         self._seed_sink.random_(generator=self.generator)
+        if self.world_size is not None:
+            return self._sharded()
         return self._shuffled() if self.shuffle else self._sequential()
+
+    def _sharded(self) -> Iterator[tuple[torch.Tensor, ...]]:
+        """This rank's batches, from the indices ``DistributedSampler`` gives it."""
+        n, world, size = self._num_samples, self.world_size, self.batch_size
+        if self.shuffle:
+            indices = torch.randperm(n, generator=torch.Generator().manual_seed(self.seed + self.epoch))
+        else:
+            indices = torch.arange(n)
+        total = self._shard_size() * world
+        if total > n:  # padded with the first indices, repeated as often as needed
+            indices = torch.cat([indices] * (total // n) + [indices[:total % n]])
+        indices = indices[:total][self.rank::world].to(self.device)
+        count = indices.numel()
+        full = count - count % size
+        for start in range(0, full, size):
+            yield self._gather(indices[start:start + size])
+        if full < count and not self.drop_last:
+            yield self._gather(indices[full:])
 
     def _sequential(self) -> Iterator[tuple[torch.Tensor, ...]]:
         n, size = self._num_samples, self.batch_size
@@ -240,6 +310,47 @@ class BatchedTensorDataset(TensorDataset):
         if isinstance(batch, tuple):
             return list(batch)
         return default_collate(batch)
+
+
+def _shard(distributed: Optional[bool], rank: Optional[int],
+           world_size: Optional[int]) -> tuple[Optional[int], Optional[int]]:
+    """(rank, world_size) of the shard to iterate, or (None, None) for the whole dataset."""
+    if distributed not in (None, True, False):
+        raise TypeError(f"distributed must be True, False or None, got {distributed!r}")
+    given = rank is not None or world_size is not None
+    group = None
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        group = (torch.distributed.get_rank(), torch.distributed.get_world_size())
+    if distributed is False:
+        if given:
+            raise ValueError("distributed=False iterates over the whole dataset; it takes no rank or world_size")
+        return None, None
+    if not given:
+        if distributed:
+            if group is None:
+                raise RuntimeError("TensorLoader(distributed=True) needs an initialised torch.distributed process "
+                                   "group (torch.distributed.init_process_group), or rank= and world_size=")
+            return group
+        if group is not None and group[1] > 1:
+            raise RuntimeError(
+                f"TensorLoader: a torch.distributed process group of {group[1]} ranks is initialised, but this "
+                f"loader was not told to shard: every rank would iterate over the whole dataset ({group[1]}x "
+                "the optimizer steps per epoch, each sample seen on every rank). Pass distributed=True to shard "
+                "like DistributedSampler (and call set_epoch(epoch) each epoch), or distributed=False if every "
+                "rank should see every sample.")
+        return None, None
+    if rank is None or world_size is None:
+        raise ValueError(f"rank and world_size go together, got rank={rank!r}, world_size={world_size!r}")
+    for name, value in (("rank", rank), ("world_size", world_size)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if world_size < 1 or not 0 <= rank < world_size:
+        raise ValueError(f"rank must be in [0, world_size) and world_size >= 1, got rank={rank}, "
+                         f"world_size={world_size}")
+    if group is not None and distributed and group != (rank, world_size):
+        raise ValueError(f"rank={rank}, world_size={world_size} differ from the process group's "
+                         f"rank {group[0]} of {group[1]}")
+    return rank, world_size
 
 
 def _index_tensor(indices: Any) -> torch.Tensor:

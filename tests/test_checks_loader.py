@@ -65,6 +65,8 @@ QUESTION = Measured(measure.question_timing, (("compared_epochs", 10), ("rounds"
 BREAKDOWN = Measured(measure.breakdown, (("n", 200), ("rounds", 1), ("min_run_time", 0.01)))
 COMPILE = Measured(measure.compile_recompiles, (("n", 20), ("batch_size", 8), ("epochs", 2)))
 CONTRACT = Measured(measure.contract, (("sizes", (1, 7, 30)), ("batch_sizes", (1, 4, 40)), ("epochs", 2)))
+SHARDS = Measured(measure.distributed_shards, (("world_size", 2), ("sizes", (5, 8)), ("batch_sizes", (1, 3)),
+                                               ("epochs", 2)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -289,6 +291,11 @@ CONTRADICTING = {
         CONTRACT, _set(["rng", "sampler_at_iter", "num_workers=2"], False)),
     "loader.sequential_batch_is_view": Contradiction(CONTRACT, _set(["memory", "sequential_is_view"], False)),
     "loader.shuffled_batch_is_copy": Contradiction(CONTRACT, _set(["memory", "shuffled_is_copy"], False)),
+    # one rank's shard of one epoch differs from DistributedSampler's
+    "loader.tensorloader_shards_like_distributed_sampler": Contradiction(
+        SHARDS, lambda r: r["failures"].append("rank 1, N=8, batch size 3, shuffle=True, drop_last=False, epoch 1")),
+    # one rank iterated over the whole dataset without a word
+    "loader.unsharded_tensorloader_refuses_in_a_group": Contradiction(SHARDS, _set(["refused", 1], "")),
 }
 
 

@@ -34,6 +34,7 @@ SMALL = {  # no time budget for extra rounds: tests never wait for a noisy machi
                       min_run_time=0.02, budget_s=0.0),
     "contract": dict(sizes=(1, 7, 30), batch_sizes=(1, 4, 40), epochs=2),
     "compile_recompiles": dict(n=20, batch_size=8, epochs=2),
+    "distributed_shards": dict(world_size=2, sizes=(5, 8), batch_sizes=(1, 3), epochs=2),
 }
 # The checks each experiment's result is read by; those marked True depend on timings.
 CHECKS = {
@@ -56,6 +57,8 @@ CHECKS = {
     "contract": [(checks.tensorloader_matches_dataloader, False), (checks.sequential_batch_is_view, False),
                  (checks.shuffled_batch_is_copy, False), (checks.batched_dataset_matches_dataloader, False),
                  (checks.persistent_workers_draw_once, False), (checks.workers_draw_sampler_seed_at_iter, False)],
+    "distributed_shards": [(checks.tensorloader_shards_like_distributed_sampler, False),
+                           (checks.unsharded_tensorloader_refuses_in_a_group, False)],
 }
 # Checks that read what only a CUDA build measures (tested on synthetic CUDA results in test_checks_loader).
 CUDA_CHECKS = {"pin_memory": [(checks.pinned_copy_overlaps, True)]}
@@ -417,3 +420,8 @@ def test_a_stored_timing_keeps_what_decides_whether_it_is_a_finding(results):
     for name in ("question_timing", "workers", "bandwidth"):
         timed = [r for r in results[name].value["rows"] if r.get("median") is not None]
         assert timed and all("contention" in r for r in timed), f"{name}: a timing without the machine's load"
+
+
+def test_the_distributed_experiment_needs_a_group_of_two_ranks_or_more():
+    with pytest.raises(ValueError, match=r"^world_size must be >= 2 for a distributed group, got 1$"):
+        measure.distributed_shards.func(world_size=1)

@@ -28,6 +28,24 @@ def _finds(manager, family: str) -> bool:
     return True
 
 
+def _alias_collection_face(manager, family: str) -> bool:
+    """matplotlib before 3.11 reads only the first face of a font collection (``NotoSansCJK-Regular.ttc`` holds
+    JP, KR, SC, TC and HK): "Noto Sans CJK SC" is then listed as "Noto Sans CJK JP". The faces share their glyphs
+    and metrics (only some glyph shapes differ by region, and the SVG names the SC family for the browser), so the
+    listed face of the same collection is registered under the family's name too."""
+    import dataclasses
+
+    prefix = family.rsplit(" ", 1)[0] + " "  # "Noto Sans CJK "
+    faces = [entry for entry in getattr(manager, "ttflist", [])
+             if entry.name.startswith(prefix) and str(entry.fname).lower().endswith((".ttc", ".otc"))]
+    if not faces or not family.startswith("Noto Sans CJK"):
+        return False
+    manager.ttflist.extend(dataclasses.replace(face, name=family) for face in faces)
+    if hasattr(manager, "_findfont_cached"):
+        manager._findfont_cached.cache_clear()
+    return _finds(manager, family)
+
+
 def _fresh_list():
     """matplotlib's font list made anew from the fonts installed now."""
     from matplotlib import font_manager
@@ -56,10 +74,10 @@ def problem(family: str = CJK_FONT, *, fresh_list: Callable[[], object] | None =
     says what to install."""
     from matplotlib import font_manager
 
-    if _finds(font_manager.fontManager, family):
+    if _finds(font_manager.fontManager, family) or _alias_collection_face(font_manager.fontManager, family):
         return None
     manager = (fresh_list or _fresh_list)()
-    if _finds(manager, family):
+    if _finds(manager, family) or _alias_collection_face(manager, family):
         _adopt(manager)
         return None
     return INSTALL if family == CJK_FONT else INSTALL.replace(CJK_FONT, family)

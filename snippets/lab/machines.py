@@ -272,6 +272,10 @@ def frozen_notebook(source: Path) -> Path:
                            f"of {source.name}; re-record with make record MACHINE={lead.label}")
     for mine, theirs in zip(code, ran):
         mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
+    for number, cell in enumerate(notebook.cells):  # the same page from the same inputs: ids as recorded
+        recorded_id = executed.cells[number].get("id") if len(executed.cells) == len(notebook.cells) else None
+        cell["id"] = recorded_id if isinstance(recorded_id, str) and re.fullmatch(r"[\w-]{1,64}", recorded_id) \
+            else f"cell-{number}"
     notebook.metadata.update({key: value for key, value in executed.metadata.items() if key == "language_info"})
     digest = hashlib.sha256(path.read_bytes() + source.read_bytes()).hexdigest()[:16]
     target = cache.cache_dir().parent / "notebooks" / "frozen" / lead.label / f"{source.stem}-{digest}.ipynb"

@@ -296,3 +296,30 @@ def shuffled_batch_is_copy(result: Value) -> tuple[bool, dict]:
     memory = result["memory"]
     return bool(memory["shuffled_is_copy"] and memory["dataloader_is_copy"]), \
         {"shuffled_is_copy": memory["shuffled_is_copy"], "dataloader_is_copy": memory["dataloader_is_copy"]}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# TensorLoader under distributed training
+
+
+@check("in a gloo group of several ranks, every rank's TensorLoader(distributed=True) yields the batches of DataLoader "
+       "with a DistributedSampler, for every setting tried, epoch after epoch with set_epoch")
+def tensorloader_shards_like_distributed_sampler(result: Value) -> tuple[bool, dict]:
+    largest = f"{max(result['sizes'])}, shuffle=True"
+    per_rank = sorted({samples[largest] for samples in result["samples_per_rank"]})
+    holds = (result["world_size"] > 1 and result["cases"] > 0 and result["batches"] > 0 and not result["failures"]
+             and len(per_rank) == 1)
+    return holds, {"world_size": result["world_size"], "cases": result["cases"], "epochs": result["epochs"],
+                   "batches": result["batches"], "failures": len(result["failures"]), "n": max(result["sizes"]),
+                   "per_rank": per_rank[0] if len(per_rank) == 1 else per_rank}
+
+
+@check("in a group of several ranks, a TensorLoader not told to shard refuses to run on every rank, and "
+       "distributed=False iterates over the whole dataset there")
+def unsharded_tensorloader_refuses_in_a_group(result: Value) -> tuple[bool, dict]:
+    refused = [bool(message) and "was not told to shard" in message for message in result["refused"]]
+    whole = result["opted_out_samples"]
+    holds = result["world_size"] > 1 and len(refused) == result["world_size"] and all(refused) \
+        and len(set(whole)) == 1 and whole[0] > 0
+    return holds, {"ranks_refused": sum(refused), "world_size": result["world_size"],
+                   "opted_out_samples": whole[0] if len(set(whole)) == 1 else whole}

@@ -843,3 +843,77 @@ def contract(sizes: tuple[int, ...] = (1, 7, 64, 300), batch_sizes: tuple[int, .
     return {"combinations": combinations, "epochs": epochs, "batches": batches, "failures": failures,
             "batched": batched, "rng": worker_rng_use(), "memory": memory, "sizes": list(sizes),
             "batch_sizes": list(batch_sizes)}
+
+
+def _shards_on_rank(rank: int, world_size: int, store: str, sizes: tuple[int, ...], batch_sizes: tuple[int, ...],
+                    epochs: int, out: str) -> None:
+    """One rank of a gloo group: TensorLoader(distributed=True) against DataLoader with a DistributedSampler, for
+    every setting and epoch; then what an unsharded TensorLoader does in the group. Written to ``out`` as JSON."""
+    import json
+
+    torch.distributed.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size)
+    try:
+        cases, batches, samples, failures = 0, 0, {}, []
+        for n, size, shuffle, drop_last in itertools.product(sizes, batch_sizes, (False, True), (False, True)):
+            x, ids = torch.randn(n, 2, generator=torch.Generator().manual_seed(n)), torch.arange(n)
+            dataset = TensorDataset(x, ids)
+            sampler = DistributedSampler(dataset, shuffle=shuffle, seed=7, drop_last=drop_last)
+            reference = DataLoader(dataset, batch_size=size, sampler=sampler, drop_last=drop_last)
+            ours = TensorLoader(x, ids, batch_size=size, shuffle=shuffle, drop_last=drop_last, seed=7,
+                                distributed=True)
+            cases += 1
+            for epoch in range(epochs):
+                sampler.set_epoch(epoch)
+                ours.set_epoch(epoch)
+                theirs, mine = list(reference), list(ours)
+                batches += len(theirs)
+                if len(theirs) != len(mine) or len(ours) != len(reference) or not all(
+                        torch.equal(a, b) for p, q in zip(theirs, mine) for a, b in zip(p, q)):
+                    failures.append(f"rank {rank}, N={n}, batch size {size}, shuffle={shuffle}, "
+                                    f"drop_last={drop_last}, epoch {epoch}")
+                if size == batch_sizes[-1] and not drop_last and epoch == 0:
+                    samples[f"{n}, shuffle={shuffle}"] = sum(len(batch[1]) for batch in mine)
+        try:
+            TensorLoader(torch.zeros(8, 1), batch_size=4)
+            refused = ""
+        except RuntimeError as error:
+            refused = str(error)
+        whole = sum(len(batch[0]) for batch in TensorLoader(torch.zeros(8, 1), batch_size=4, distributed=False))
+        with open(out, "w", encoding="utf-8") as handle:
+            json.dump({"cases": cases, "batches": batches, "failures": failures, "samples": samples,
+                       "refused": refused, "opted_out_samples": whole}, handle)
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+@experiment()
+def distributed_shards(world_size: int = 4, sizes: tuple[int, ...] = (10, 13, 64),
+                       batch_sizes: tuple[int, ...] = (1, 3, 16), epochs: int = 3) -> dict:
+    """A ``world_size``-process gloo group on the CPU (spawned, as torchrun starts ranks): on every rank, for every
+    N, batch size, shuffle and drop_last, ``TensorLoader(..., distributed=True)`` against ``DataLoader`` with a
+    ``DistributedSampler``, epoch after epoch with ``set_epoch``; then a TensorLoader not told to shard."""
+    import json
+    import multiprocessing
+    import tempfile
+    from pathlib import Path
+
+    if world_size < 2:
+        raise ValueError(f"world_size must be >= 2 for a distributed group, got {world_size}")
+    with tempfile.TemporaryDirectory(prefix="pitfalls-gloo-") as folder:
+        context = multiprocessing.get_context("spawn")
+        ranks = [context.Process(target=_shards_on_rank, args=(rank, world_size, f"{folder}/store", sizes,
+                                                                 batch_sizes, epochs, f"{folder}/{rank}.json"))
+                 for rank in range(world_size)]
+        for process in ranks:
+            process.start()
+        for process in ranks:
+            process.join(timeout=600)
+        codes = [process.exitcode for process in ranks]
+        if any(code != 0 for code in codes):
+            raise RuntimeError(f"a rank of the gloo group failed (exit codes {codes})")
+        reports = [json.loads(Path(folder, f"{rank}.json").read_text(encoding="utf-8")) for rank in range(world_size)]
+    return {"world_size": world_size, "epochs": epochs, "sizes": list(sizes), "batch_sizes": list(batch_sizes),
+            "cases": reports[0]["cases"], "batches": sum(r["batches"] for r in reports),
+            "failures": [failure for r in reports for failure in r["failures"]],
+            "samples_per_rank": [r["samples"] for r in reports],
+            "refused": [r["refused"] for r in reports], "opted_out_samples": [r["opted_out_samples"] for r in reports]}
