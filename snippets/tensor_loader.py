@@ -30,10 +30,11 @@ epoch, and it draws the same random numbers, so the global RNG and ``generator``
 state: a seeded training run changes nothing but its speed. ``len(loader)`` and ``len(loader.dataset)`` work as
 for a DataLoader; ``loader.sampler``, ``batch_sampler`` and ``collate_fn`` do not exist.
 
-Where it does not fit: a training framework that rebuilds or re-shards your DataLoader (PyTorch Lightning,
-Accelerate's ``prepare``, ...) swaps a ``DistributedSampler`` into a ``DataLoader`` and cannot do that to a
-TensorLoader; a dataset whose ``__getitem__`` draws random numbers (augmentation); worker processes. There, keep
-the DataLoader and use ``BatchedTensorDataset``: every DataLoader feature keeps working.
+Where it does not fit: a training framework that rebuilds or re-shards your DataLoader (PyTorch Lightning swaps
+in a ``DistributedSampler``, Accelerate's ``prepare`` shards the batch sampler) cannot do that to a TensorLoader:
+there, keep the DataLoader and use ``BatchedTensorDataset``, with which every DataLoader feature keeps working.
+Nor does it fit a dataset whose ``__getitem__`` does per-sample work (augmentation, decoding), or work that needs
+worker processes: keep that dataset in its DataLoader.
 
 Distributed training (DDP): TensorLoader shards like ``DistributedSampler``. ``TensorLoader(x, y, batch_size=b,
 shuffle=True, distributed=True)`` takes the rank and the number of ranks from the initialised
@@ -41,9 +42,10 @@ shuffle=True, distributed=True)`` takes the rank and the number of ranks from th
 before each epoch, as with ``DistributedSampler``. Each rank then gets the batches of
 ``DataLoader(TensorDataset(x, y), batch_size=b, drop_last=d, sampler=DistributedSampler(dataset, world_size,
 rank, shuffle=s, seed=seed, drop_last=d))``: the same padding (the first indices repeated, so that every rank
-has as many samples) or, with ``drop_last=True``, the same dropped tail. Without a choice, TensorLoader refuses
-to run inside a process group of more than one rank: every rank would silently train on the whole dataset —
-twice the optimizer steps per epoch on two ranks. ``distributed=False`` says that is what you want.
+has as many samples) or, with ``drop_last=True``, the same dropped tail. Without a choice, TensorLoader raises
+when it is built or iterated inside an initialised process group of more than one rank: every rank would
+silently train on the whole dataset — on two ranks, twice the optimizer steps per epoch of a sharded run.
+``distributed=False`` says that is what you want.
 
 Differences from DataLoader, all deliberate:
 
@@ -74,6 +76,7 @@ DataLoader's are, equal to those of ``DataLoader(TensorDataset(...))`` with the 
 from __future__ import annotations
 
 import math
+import numbers
 from array import array
 from typing import Any, Iterator, Optional, Sequence
 
@@ -114,7 +117,8 @@ class TensorLoader:
         shuffle: reshuffle at every epoch, exactly as ``DataLoader(shuffle=True)`` does.
         drop_last: drop the last batch if it has fewer than ``batch_size`` samples (sharded: also the tail of
             the dataset that does not divide among the ranks, as ``DistributedSampler(drop_last=True)``).
-        generator: a CPU ``torch.Generator`` to draw from instead of the global RNG (as DataLoader's).
+        generator: a CPU ``torch.Generator`` to draw from instead of the global RNG (as DataLoader's). Sharded,
+            the shuffle is drawn from ``seed + epoch`` instead, as ``DistributedSampler``'s.
         distributed: True: shard over the initialised ``torch.distributed`` process group; False: every rank
             iterates over the whole dataset, on purpose; None (default): shard if ``rank``/``world_size`` are
             given, refuse inside a process group of more than one rank otherwise.
@@ -151,9 +155,10 @@ class TensorLoader:
             raise ValueError(f"the dataset is empty: the tensors have shapes {shapes}")
 
         self.rank, self.world_size = _shard(distributed, rank, world_size)
-        if not isinstance(seed, int) or isinstance(seed, bool):
+        self._distributed = distributed
+        if not isinstance(seed, numbers.Integral) or isinstance(seed, bool):
             raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}")
-        self.seed = seed
+        self.seed = int(seed)
         self.epoch = 0
         self.tensors: tuple[torch.Tensor, ...] = tensors
         self.dataset = TensorDataset(*tensors)  # len(loader.dataset), as with a DataLoader
@@ -179,9 +184,9 @@ class TensorLoader:
     def set_epoch(self, epoch: int) -> None:
         """The epoch about to start, for the sharded shuffle (as ``DistributedSampler.set_epoch``): without it
         every epoch is shuffled alike. It changes nothing when the loader is not sharded."""
-        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
-            raise ValueError(f"epoch must be an int >= 0, got {epoch!r}")
-        self.epoch = epoch
+        if not isinstance(epoch, numbers.Integral) or isinstance(epoch, bool):
+            raise TypeError(f"epoch must be an int, got {type(epoch).__name__} {epoch!r}")
+        self.epoch = int(epoch)
 
     def _shard_size(self) -> int:
         """Samples on this rank, as ``DistributedSampler.num_samples``."""
@@ -204,6 +209,8 @@ class TensorLoader:
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, ...]]:
         # iter(DataLoader) draws one int64 (its workers' base seed) right away, before the first batch.
+        if self.world_size is None and self._distributed is None:
+            _shard(None, None, None)  # a process group started after this loader was built: refuse now
         self._seed_sink.random_(generator=self.generator)
         if self.world_size is not None:
             return self._sharded()
@@ -342,8 +349,9 @@ def _shard(distributed: Optional[bool], rank: Optional[int],
     if rank is None or world_size is None:
         raise ValueError(f"rank and world_size go together, got rank={rank!r}, world_size={world_size!r}")
     for name, value in (("rank", rank), ("world_size", world_size)):
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
             raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    rank, world_size = int(rank), int(world_size)
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"rank must be in [0, world_size) and world_size >= 1, got rank={rank}, "
                          f"world_size={world_size}")

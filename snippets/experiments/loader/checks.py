@@ -305,13 +305,16 @@ def shuffled_batch_is_copy(result: Value) -> tuple[bool, dict]:
 @check("in a gloo group of several ranks, every rank's TensorLoader(distributed=True) yields the batches of DataLoader "
        "with a DistributedSampler, for every setting tried, epoch after epoch with set_epoch")
 def tensorloader_shards_like_distributed_sampler(result: Value) -> tuple[bool, dict]:
-    largest = f"{max(result['sizes'])}, shuffle=True"
-    per_rank = sorted({samples[largest] for samples in result["samples_per_rank"]})
-    holds = (result["world_size"] > 1 and result["cases"] > 0 and result["batches"] > 0 and not result["failures"]
-             and len(per_rank) == 1)
-    return holds, {"world_size": result["world_size"], "cases": result["cases"], "epochs": result["epochs"],
-                   "batches": result["batches"], "failures": len(result["failures"]), "n": max(result["sizes"]),
-                   "per_rank": per_rank[0] if len(per_rank) == 1 else per_rank}
+    world = result["world_size"]
+    padded_n = next((n for n in result["sizes"] if n % world), None)  # a size that needs padding, if one was tried
+    per_rank = sorted({samples[f"{padded_n}, shuffle=True"] for samples in result["samples_per_rank"]}) \
+        if padded_n is not None else []
+    holds = (world > 1 and result["cases"] > 0 and result["batches"] > 0 and not result["failures"]
+             and len(per_rank) == 1 and per_rank[0] * world > padded_n)
+    return holds, {"world_size": world, "cases": result["cases"], "epochs": result["epochs"],
+                   "batches": result["batches"], "failures": len(result["failures"]), "n": padded_n,
+                   "per_rank": per_rank[0] if len(per_rank) == 1 else per_rank,
+                   "repeated": per_rank[0] * world - padded_n if len(per_rank) == 1 else None}
 
 
 @check("in a group of several ranks, a TensorLoader not told to shard refuses to run on every rank, and "

@@ -889,7 +889,8 @@ def _shards_on_rank(rank: int, world_size: int, store: str, sizes: tuple[int, ..
 @experiment()
 def distributed_shards(world_size: int = 4, sizes: tuple[int, ...] = (10, 13, 64),
                        batch_sizes: tuple[int, ...] = (1, 3, 16), epochs: int = 3) -> dict:
-    """A ``world_size``-process gloo group on the CPU (spawned, as torchrun starts ranks): on every rank, for every
+    """A ``world_size``-process gloo group on the CPU (each rank a fresh Python process, started with
+    ``multiprocessing``'s spawn): on every rank, for every
     N, batch size, shuffle and drop_last, ``TensorLoader(..., distributed=True)`` against ``DataLoader`` with a
     ``DistributedSampler``, epoch after epoch with ``set_epoch``; then a TensorLoader not told to shard."""
     import json
