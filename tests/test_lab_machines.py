@@ -768,6 +768,24 @@ def test_the_commit_is_unknown_when_either_git_question_fails(monkeypatch, tmp_p
     assert machines._commit() == "unknown"
 
 
+def test_a_changed_recording_leaves_the_commit_clean_and_changed_code_does_not(monkeypatch, tmp_path):
+    import subprocess
+
+    monkeypatch.setattr(cache, "PROJECT_ROOT", tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "results" / "box").mkdir(parents=True)
+    (tmp_path / "results" / "box" / "manifest.json").write_text("{}")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], cwd=tmp_path, check=True)
+    head = machines._commit()
+    (tmp_path / "results" / "box" / "manifest.json").write_text('{"recorded": "again"}')
+    assert machines._commit() == head and len(head) == 40, "another machine's new recording is not code"
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert machines._commit() == head + "-dirty"
+
+
 def test_make_record_refuses_another_machines_label_by_default(lab, monkeypatch):
     _record(monkeypatch, lab, "box", {**THERE, "extra": "only there"})
 

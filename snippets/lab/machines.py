@@ -427,8 +427,9 @@ def _commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cache.PROJECT_ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cache.PROJECT_ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        # A recording just made (of another machine, under results/) does not change the code that measures.
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
+                               cwd=cache.PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
