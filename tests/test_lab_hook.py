@@ -599,3 +599,16 @@ def test_the_code_folder_is_made_in_a_new_site_and_rebuilt_over_an_old_one(fresh
     fresh_hook.on_post_build(config)
     fresh_hook.on_post_build(config)
     assert "<pre>µ — π</pre>" in (site / "code" / "k.html").read_text(encoding="utf-8")
+
+
+def test_a_failure_outside_a_page_stops_at_once_and_other_warnings_read_as_one_line(fresh_hook):
+    with pytest.raises(PluginError, match=r"^the results folder cannot be read$"):
+        fresh_hook.fail(None, "the results folder cannot be read")
+    assert fresh_hook._failures == {}
+    assert fresh_hook._summary("") == "a warning without a message"
+    assert fresh_hook._summary("  A plain warning\nwith details\n") == "A plain warning"
+    assert fresh_hook._summary("Execution of python code block 'b' exited with unexpected code 3\n\n"
+                               "Code block is:\n\n    x\n\nOutput is:\n\n    ```\n    gone\n    ```\n") == \
+        "exec block 'b' exited with unexpected code 3: gone"
+    assert fresh_hook._summary("Execution of python code block 'b' exited with errors") == \
+        "exec block 'b' exited with errors"
