@@ -282,7 +282,8 @@ def test_the_filter_names_the_page_in_warnings_of_markdown_exec(fresh_hook, tmp_
     assert hook._failures == {"seeding-order.md": [failed, failed], "": [failed]}
 
 
-def test_a_failing_block_stops_the_build_at_its_page_with_its_id_and_exception(fresh_hook, tmp_path):
+def test_a_failing_block_stops_the_build_at_its_page_with_its_id_and_exception(fresh_hook, tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "ran_on_page", {})  # nothing an earlier test ran on that page
     fresh_hook.on_config(_config(tmp_path))
     logger = logging.getLogger(hook._EXEC_LOGGER)
     assert logger.level == logging.WARNING, "under mkdocs -q the block's warning would never be made"
