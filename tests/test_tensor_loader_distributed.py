@@ -177,3 +177,86 @@ def test_outside_a_process_group_nothing_changes_and_the_dataset_is_there():
     assert len(loader.dataset) == 10 and torch.equal(loader.dataset[3][0], x[3])
     assert loader.rank is None and loader.world_size is None
     assert repr(TensorLoader(x, batch_size=4, rank=1, world_size=2)).endswith("rank=1, world_size=2)")
+
+
+@pytest.fixture()
+def group(monkeypatch):
+    """``group(rank, world_size)``: torch.distributed as inside an initialised process group, in this process."""
+    def initialise(rank: int, world_size: int) -> None:
+        monkeypatch.setattr(torch.distributed, "is_available", lambda: True)
+        monkeypatch.setattr(torch.distributed, "is_initialized", lambda: True)
+        monkeypatch.setattr(torch.distributed, "get_rank", lambda: rank)
+        monkeypatch.setattr(torch.distributed, "get_world_size", lambda: world_size)
+    return initialise
+
+
+REFUSAL = ("TensorLoader: a torch.distributed process group of 3 ranks is initialised, but this loader was not told to "
+           "shard: every rank would iterate over the whole dataset (3x the optimizer steps per epoch, each sample "
+           "seen on every rank). Pass distributed=True to shard like DistributedSampler (and call set_epoch(epoch) "
+           "each epoch), or distributed=False if every rank should see every sample.")
+
+
+def test_in_a_group_an_unsharded_loader_is_refused_in_these_words(group):
+    group(0, 3)
+    with pytest.raises(RuntimeError) as raised:
+        TensorLoader(torch.zeros(6, 1), batch_size=2)
+    assert str(raised.value) == REFUSAL
+
+
+def test_a_loader_built_before_the_group_is_refused_at_iter_unless_it_chose(group):
+    unsharded = TensorLoader(torch.arange(6), batch_size=2)
+    whole = TensorLoader(torch.arange(6), batch_size=2, distributed=False)
+    by_hand = TensorLoader(torch.arange(6), batch_size=2, rank=1, world_size=3)
+    group(0, 3)
+    with pytest.raises(RuntimeError) as raised:
+        iter(unsharded)
+    assert str(raised.value) == REFUSAL
+    assert [b[0].tolist() for b in whole] == [[0, 1], [2, 3], [4, 5]]
+    assert [b[0].tolist() for b in by_hand] == [[1, 4]]
+
+
+def test_a_group_of_one_rank_changes_nothing(group):
+    group(0, 1)
+    loader = TensorLoader(torch.arange(5), batch_size=2)
+    assert (loader.rank, loader.world_size) == (None, None)
+    assert [b[0].tolist() for b in loader] == [[0, 1], [2, 3], [4]]
+
+
+def test_distributed_true_takes_rank_and_size_from_the_group_and_checks_given_ones(group):
+    group(1, 2)
+    loader = TensorLoader(torch.arange(5), batch_size=2, distributed=True)
+    assert (loader.rank, loader.world_size, loader.seed, loader.epoch) == (1, 2, 0, 0)
+    assert [b[0].tolist() for b in loader] == [[1, 3], [0]], "sequential shard of rank 1, padded with index 0"
+    assert TensorLoader(torch.arange(5), batch_size=2, distributed=True, rank=1, world_size=2).rank == 1
+    assert TensorLoader(torch.arange(5), batch_size=2, rank=0, world_size=2).rank == 0, "given by hand: taken"
+    with pytest.raises(ValueError) as raised:
+        TensorLoader(torch.arange(5), batch_size=2, distributed=True, rank=0, world_size=2)
+    assert str(raised.value) == "rank=0, world_size=2 differ from the process group's rank 1 of 2"
+
+
+def test_the_sharded_shuffle_is_seed_plus_epoch_and_the_tensors_device(group):
+    x = torch.arange(10)
+    loader = TensorLoader(x, batch_size=10, shuffle=True, rank=0, world_size=1)
+    expected = torch.randperm(10, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(next(iter(loader))[0], expected), "seed 0, epoch 0 by default"
+    loader.set_epoch(4)
+    assert torch.equal(next(iter(loader))[0], torch.randperm(10, generator=torch.Generator().manual_seed(4)))
+    seeded = TensorLoader(x, batch_size=10, shuffle=True, rank=0, world_size=1, seed=7)
+    assert torch.equal(next(iter(seeded))[0], torch.randperm(10, generator=torch.Generator().manual_seed(7)))
+    assert next(iter(seeded))[0].device == x.device
+
+
+def test_a_shard_of_a_dataset_that_divides_evenly_is_not_padded():
+    loader = TensorLoader(torch.arange(4), batch_size=4, rank=1, world_size=2)
+    assert [b[0].tolist() for b in loader] == [[1, 3]] and len(loader) == 1
+
+
+@pytest.mark.parametrize("value, name", [(1.5, "seed"), ("e", "epoch")])
+def test_a_wrong_seed_or_epoch_is_named_with_its_type(value, name):
+    loader = TensorLoader(torch.arange(4), batch_size=2)
+    with pytest.raises(TypeError) as raised:
+        if name == "seed":
+            TensorLoader(torch.arange(4), batch_size=2, seed=value)
+        else:
+            loader.set_epoch(value)
+    assert str(raised.value) == f"{name} must be an int, got {type(value).__name__} {value!r}"
