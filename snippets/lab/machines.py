@@ -34,8 +34,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import cache, environment, i18n
+from . import cache, environment, i18n, recording_schema
 from .i18n import t
+from .recording_schema import params_key
 
 FORMAT = 1
 LABEL = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
@@ -55,12 +56,6 @@ def _show(path: Path) -> str:
         return path.resolve().relative_to(cache.PROJECT_ROOT).as_posix()
     except ValueError:
         return str(path)
-
-
-def params_key(params: dict) -> str:
-    from .recording_schema import params_key as key
-
-    return key(params)
 
 
 @dataclass(frozen=True)
@@ -86,8 +81,6 @@ class Recording:
         path = self.path / experiment / f"{params_key(params)}.json"
         if not path.exists():
             return None
-        from . import recording_schema
-
         exp = cache.find_experiment(experiment)
         try:
             entry = recording_schema.check_entry(
@@ -108,8 +101,6 @@ class Recording:
 def load(path: Path) -> Recording:
     """The recording in folder ``path``, every file of it checked (``recording_schema``): an ``ArchiveError``
     naming the file and field that is not as this project records it."""
-    from . import recording_schema
-
     try:
         manifest = recording_schema.check_folder(path, cache.find_experiment)
     except recording_schema.RecordingRefused as error:

@@ -86,9 +86,7 @@ class _NamePage(logging.Filter):
             message = record.getMessage()
             if page:
                 record.msg, record.args = f"[page docs/{page}] {message}", ()
-                _failures.setdefault(page, []).append(_summary(message))
-            else:
-                _failures.setdefault("", []).append(_summary(message))
+            _failures.setdefault(page or "", []).append(_summary(message))
         return True
 
 
@@ -365,12 +363,10 @@ def _first_language(config) -> bool:
 def _build_language(config) -> tuple[str, bool]:
     """The language this build writes (mkdocs-static-i18n builds one language after the other) and whether it
     is the last one."""
-    i18n = _lab("i18n")
     plugin = _i18n_plugin(config)
     if plugin is None or plugin.current_language is None:
-        return i18n.DEFAULT, True
-    order = [plugin.default_language] + [lang for lang in plugin.build_languages if lang != plugin.default_language]
-    return plugin.current_language, plugin.current_language == order[-1]
+        return _lab("i18n").DEFAULT, True
+    return plugin.current_language, plugin.current_language == _languages(config)[-1]
 
 
 @event_priority(-200)  # after mkdocs-static-i18n, which rebuilds the file list for each language
