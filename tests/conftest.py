@@ -64,9 +64,9 @@ def _nothing_remembered_from_earlier_tests(monkeypatch):
     intervals), which is right within a build; a test computes its own, so that a wrong derivation cannot hide
     behind one an earlier test (or the process a mutation test forks from) already made. The MkDocs hook wraps
     ``timing._ratio`` to remember intervals (``on_config``): unwrapped again after each test."""
-    from snippets.lab import mkdocs_hook, notebook_css, provenance, timing
+    from snippets.lab import code, mkdocs_hook, notebook_css, timing
 
-    monkeypatch.setattr(provenance, "_helpers", {})
+    monkeypatch.setattr(code, "_reached", {})
     monkeypatch.setattr(notebook_css, "_parsed", {})
     monkeypatch.setattr(timing, "_ratio", timing._ratio)
     monkeypatch.setattr(mkdocs_hook, "_ratios", {})

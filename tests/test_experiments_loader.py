@@ -303,10 +303,10 @@ def test_module_holds_no_state_made_at_import():
 
 
 def test_measurement_never_imports_presentation():
-    from snippets.lab import cache
+    from snippets.lab import code
 
     for name in SMALL:
-        modules = cache.digest_modules(getattr(measure, name).func)
+        modules = {piece.module for piece in code.reach(getattr(measure, name)).pieces}
         assert "snippets.experiments.loader.measure" in modules
         assert not [m for m in modules if m.rsplit(".", 1)[-1] in ("figures", "checks", "derive")], modules
 

@@ -17,7 +17,8 @@ from torch.utils.data import DataLoader, TensorDataset
 from conftest import ROOT
 from snippets.experiments.steps import checks, derive, figures, measure as steps, question
 from snippets.lab import environment
-from snippets.lab.cache import Experiment, Result, digest_modules
+from snippets.lab import code as lab_code
+from snippets.lab.cache import Experiment, Result
 from snippets.step_budget import steps_per_epoch
 
 
@@ -449,9 +450,10 @@ def test_measuring_code_never_imports_presentation():
     """Editing a figure, a check or the page's words must re-run no experiment: none of them keys the cache."""
     for value in vars(steps).values():
         if isinstance(value, Experiment):
-            modules = set(digest_modules(value.func))
+            modules = {piece.module for piece in lab_code.reach(value).pieces}
             assert modules <= {"snippets.experiments.steps.measure", "snippets.experiments.steps.question",
-                               "snippets.step_budget", "snippets.lab.environment", "snippets.lab.timing"}, modules
+                               "snippets.step_budget", "snippets.lab.environment", "snippets.lab.timing",
+                               "snippets.lab.progress"}, modules
 
 
 def test_importing_the_package_does_no_work_and_it_runs_as_a_script():

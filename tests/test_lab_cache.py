@@ -95,17 +95,39 @@ def test_changed_parameters_miss(private_cache, package):
 def test_changed_experiment_source_misses_once_imported(private_cache, package):
     module, pkg = package
     cache.run(module.double, x=3)
-    (pkg / "exp.py").write_text((pkg / "exp.py").read_text() + "\n# an edit\n")
+    source = (pkg / "exp.py").read_text()
+    (pkg / "exp.py").write_text(source.replace('return {"value": scale(x)}', 'return {"value": scale(x) + 0}'))
     # the process still runs the code it imported: its results keep that code's key
     assert cache.run(module.double, x=3).cached and module.CALLS == [3]
     module = importlib.reload(module)
     assert not cache.run(module.double, x=3).cached
 
 
+def test_a_comment_or_docstring_edit_reruns_nothing(private_cache, package):
+    module, pkg = package
+    cache.run(module.double, x=3)
+    source = (pkg / "exp.py").read_text()
+    (pkg / "exp.py").write_text("# a comment\n" + source.replace(
+        "def double(x: int = 1) -> dict:\n", 'def double(x: int = 1) -> dict:\n    """Twice x."""  # doubled\n'))
+    module = importlib.reload(module)
+    assert cache.run(module.double, x=3).cached
+
+
+def test_another_experiment_of_the_module_is_not_part_of_the_key(private_cache, package):
+    module, pkg = package
+    cache.run(module.double, x=3)
+    source = (pkg / "exp.py").read_text()
+    (pkg / "exp.py").write_text(source.replace('return {"value": x}', 'return {"value": x + 1}') +
+                                "\n\n@experiment()\ndef added() -> dict:\n    return {}\n")
+    module = importlib.reload(module)
+    assert cache.run(module.double, x=3).cached, "clock changed and added is new: double is as it was"
+    assert not cache.run(module.clock, x=3).cached
+
+
 def test_changed_imported_module_source_misses_once_imported(private_cache, package):
     module, pkg = package
     cache.run(module.double, x=3)
-    (pkg / "helper.py").write_text((pkg / "helper.py").read_text() + "\n# an edit\n")
+    (pkg / "helper.py").write_text((pkg / "helper.py").read_text().replace("2 * x", "2 * x + 0"))
     assert cache.run(module.double, x=3).cached, "the helper that runs is the one imported"
     importlib.reload(sys.modules["cachetestpkg.helper"])
     assert not cache.run(module.double, x=3).cached
@@ -114,15 +136,17 @@ def test_changed_imported_module_source_misses_once_imported(private_cache, pack
 def test_an_experiment_module_is_read_as_it_is_imported(private_cache, package):
     module, pkg = package
     key = cache.source_digest(module.double.func)
-    (pkg / "exp.py").write_text((pkg / "exp.py").read_text() + "\n# edited while the build runs\n")
-    assert cache.source_digest(module.double.func) == key
+    (pkg / "exp.py").write_text((pkg / "exp.py").read_text().replace("scale(x)}", "scale(x) + 1}"))
+    assert cache.source_digest(module.double.func) == key, "edited while the build runs: the code that runs keys it"
 
 
 def test_an_experiment_module_edited_before_its_first_run_is_keyed_as_imported(private_cache, package):
     module, pkg = package
-    imported = (pkg / "exp.py").read_bytes()
+    from snippets.lab import code
+
+    imported = (pkg / "exp.py").read_text()
     (pkg / "exp.py").write_text((pkg / "exp.py").read_text() + "\n# edited after the import, before any run\n")
-    assert cache._loaded_source(module.__name__) == imported, "read when @experiment ran, during the import"
+    assert code.loaded_source(module.__name__) == imported, "read when @experiment ran, during the import"
 
 
 def test_only_experiments_are_found_by_name():
@@ -134,12 +158,18 @@ def test_only_experiments_are_found_by_name():
 def test_imported_snippets_modules_are_part_of_the_key():
     from snippets.experiments.seeding import measure
 
-    modules = cache.digest_modules(measure.creation_order.func)
-    assert {"snippets.experiments.seeding.measure", "snippets.seeding", "snippets.experiments.question"} <= set(modules)
+    from snippets.lab import code
+
+    modules = {p.module for p in code.reach(measure.creation_order).pieces}
+    assert {"snippets.experiments.seeding.measure", "snippets.seeding", "snippets.experiments.question"} <= modules
     assert not {m for m in modules if m.endswith((".figures", ".checks"))}, "presentation must not key results"
-    assert "snippets.lab.timing" in cache.digest_modules(
-        __import__("snippets.experiments.loader.measure", fromlist=["x"]).question_timing.func)
-    assert not set(modules) & cache.RESULT_NEUTRAL, "renderers and claims must not invalidate results"
+    loader = __import__("snippets.experiments.loader.measure", fromlist=["x"])
+    reached = {p.qualname for p in code.reach(loader.question_timing).pieces}
+    assert {"lab.timing.measure", "tensor_loader.TensorLoader", "lab.environment.pick_device"} <= reached
+    # what shapes how a result is shown, never its value
+    assert not {q for q in reached if q.startswith(("lab.render", "lab.claims", "lab.provenance", "lab.machines",
+                                                     "lab.environment.describe", "lab.environment.stamp",
+                                                     "lab.timing.decide", "lab.i18n"))}
 
 
 def test_changed_fingerprint_misses(private_cache, package, monkeypatch):
@@ -307,20 +337,25 @@ def test_modules_the_experiment_refers_to_are_in_its_digest(package):
     module, _ = package
     module.virtual = types.ModuleType("cachetestpkg.virtual")  # no file: nothing to hash, and no error
     sys.modules["cachetestpkg.virtual"] = module.virtual
-    # snippets.lab.environment through the lab's cache module (which itself is result-neutral)
-    assert cache.digest_modules(module.double.func) == ["cachetestpkg.exp", "cachetestpkg.helper",
-                                                        "cachetestpkg.tables", "snippets.lab.environment",
-                                                        "snippets.step_budget"]
+    from snippets.lab import code
+
+    assert [p.qualname for p in code.reach(module.double).pieces] == ["cachetestpkg.exp.double",
+                                                                      "cachetestpkg.exp.CALLS",
+                                                                      "cachetestpkg.helper.scale"]
+    assert [p.qualname for p in code.reach(module.constant).pieces] == ["cachetestpkg.exp.constant",
+                                                                        "cachetestpkg.tables.ROWS"]
 
 
 def test_the_digest_reads_each_module_file(package, monkeypatch):
     module, pkg = package
-    before = cache.source_digest(module.double.func)
-    assert cache.source_digest(module.double.func) == before
+    before = cache.source_digest(module.constant.func)
+    untouched = cache.source_digest(module.double.func)
+    assert cache.source_digest(module.constant.func) == before
     (pkg / "tables.py").write_text("ROWS = 4\n")
-    assert cache.source_digest(module.double.func) == before, "the tables this process loaded have not changed"
+    assert cache.source_digest(module.constant.func) == before, "the tables this process loaded have not changed"
     importlib.reload(sys.modules["cachetestpkg.tables"])
-    assert cache.source_digest(module.double.func) != before
+    assert cache.source_digest(module.constant.func) != before
+    assert cache.source_digest(module.double.func) == untouched, "double never reads the tables"
 
 
 # ---- what is stored and returned -----------------------------------------------------------------------------

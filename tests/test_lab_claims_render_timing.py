@@ -47,15 +47,6 @@ def test_table_shape_errors():
         render.table(["a", "b"], [[1]])
 
 
-def test_timing_table_has_ratio_and_stamp():
-    rows = [{"label": "base", "median": 2e-3, "iqr": 1e-4, "blocks": 7},
-            {"label": "slow", "median": 6e-3, "iqr": 2e-4, "blocks": 7}]
-    text = render.timing_table(_result(timing=True), rows)
-    assert "| base | 2 ms | 100 µs | 1.00 (baseline) | 7 |" in text
-    assert "| slow | 6 ms | 200 µs | 3.00 | 7 |" in text
-    assert 'class="pitfalls-stamp"' in text and "torch x" in text and "2026-01-02" in text
-
-
 def test_seconds_units():
     assert [render.seconds(v) for v in (2.5, 0.0123, 4.5e-6, 3e-9)] == ["2.5 s", "12.3 ms", "4.5 µs", "3 ns"]
 

@@ -63,6 +63,11 @@ def measured(n: int = 2) -> dict:
 @experiment()
 def third() -> dict:
     return {"x": tools.deep(fresh_one())}
+
+
+@experiment()
+def fresh_one_experiment() -> dict:
+    return {"x": 1}
 '''
 
 
@@ -87,46 +92,26 @@ def fakepage(tmp_path, monkeypatch):
         del sys.modules[name]
 
 
-def test_helpers_are_the_page_packages_functions_and_classes_it_reaches(fakepage):
-    found, recipes = provenance.helpers(fakepage.measured.func)
-    # each once, the experiments it calls included, itself not
-    assert sorted(obj.__qualname__ for obj in found) == ["Model", "deep", "helper", "other"]
-    assert [r.__name__ for r in recipes] == ["TensorLoader", "same_parameters", "steps_per_epoch"]
+def _reached(func) -> list[str]:
+    from snippets.lab import code
+
+    return [piece.qualname for piece in code.reach(func).reached]
 
 
-@pytest.mark.parametrize("module, measuring", [
-    ("snippets.experiments.fakepage.measure", True), ("snippets.experiments.question", True),
-    ("snippets.lab.timing", True), ("snippets.experiments.fakepage.figures", False),
-    ("snippets.experiments.fakepage.checks", False), ("snippets.lab.render", False), ("numpy", False),
-])
-def test_what_decides_a_measurement(module, measuring):
-    def function():
-        return None
-
-    function.__module__ = module
-    assert provenance._measuring(function) is measuring
-    assert provenance._measuring(types.SimpleNamespace(__module__=module)) is False, "functions and classes only"
+def test_a_panel_shows_what_the_experiment_reaches_each_once(fakepage):
+    reached = _reached(fakepage.measured)
+    # each once, in order of first reference, the experiments it calls included, itself not; its own module's
+    # functions it never names (fresh_one, third) and the helper module's unused function are not
+    assert reached[:4] == ["fakepage.measure.Model", "fakepage.measure.helper", "fakepage.measure.other",
+                           "fakepage.figures.draw"]
+    assert {"fakepage.tools.deep", "fakepage.measure.LIMIT", "tensor_loader.TensorLoader",
+            "seeding.same_parameters", "step_budget.steps_per_epoch"} <= set(reached)
+    assert not {"fakepage.measure.fresh_one", "fakepage.measure.third", "fakepage.tools.unused"} & set(reached)
+    assert len(reached) == len(set(reached))
 
 
-def test_objects_without_a_module_do_not_measure():
-    class NoModule:
-        pass
-
-    NoModule.__module__ = None
-    assert provenance._measuring(NoModule) is False
-    assert provenance._measuring(3) is False
-
-
-def test_the_code_of_a_class_is_its_methods(fakepage):
-    codes = provenance._code_of(fakepage.Model)
-    assert [c.co_name for c in codes] == ["forward"]
-    assert provenance._code_of(fakepage.helper) == [fakepage.helper.__code__]
-    assert provenance._code_of(3) == []
-
-
-def test_a_helper_without_globals_uses_its_modules(fakepage):
-    found, _ = provenance.helpers(fakepage.Model)
-    assert [obj.__qualname__ for obj in found] == ["helper", "deep"]
+def test_a_class_reaches_what_its_methods_call(fakepage):
+    assert _reached(fakepage.Model) == ["fakepage.measure.helper", "fakepage.tools.deep"]
 
 
 @pytest.mark.parametrize("obj, name", [
@@ -211,7 +196,7 @@ def test_the_provenance_line_of_a_cached_result_says_when_in_utc(fakepage):
     assert "(computed 2026-03-04 05:06:07+02:00)." in other
 
 
-def test_a_panel_lists_recipes_helpers_drawing_and_checks(fakepage, private_cache):
+def test_a_panel_lists_what_it_calls_the_recipes_drawing_and_checks(fakepage, private_cache):
     from snippets.experiments.fakepage import figures
 
     panel = provenance.code_panel(_result(fakepage), drawn_by=figures.draw)
@@ -219,27 +204,21 @@ def test_a_panel_lists_recipes_helpers_drawing_and_checks(fakepage, private_cach
                             'data-search-exclude><summary>Code that measured this: <code>fakepage.measured</code>'
                             "</summary>\n")
     assert panel.endswith("\n</details>\n")
-    if "MUTANT_UNDER_TEST" in os.environ:  # mutmut wraps each recipe function in a trampoline of its own file
-        assert re.search(r"<p>It uses the recipe code <code>TensorLoader</code> \(snippets/tensor_loader.py\), "
-                         r"<code>same_parameters</code> \([\w/.]+\), <code>steps_per_epoch</code> \([\w/.]+\), "
-                         r"shown in full on its page.</p>", panel)
-    else:
-        assert ("<p>It uses the recipe code <code>TensorLoader</code> (snippets/tensor_loader.py), "
-                "<code>same_parameters</code> (snippets/seeding.py), "
-                "<code>steps_per_epoch</code> (snippets/step_budget.py), shown in full on its page.</p>") in panel
-    assert ("<summary>What it calls: <code>fakepage.measure.Model</code>, <code>fakepage.measure.helper</code>, "
-            "<code>fakepage.measure.other</code>, <code>fakepage.tools.deep</code></summary>") in panel
+    helpers = [q for q in _reached(fakepage.measured) if not q.startswith(("tensor_loader", "seeding", "step_budget"))]
+    recipes = [q for q in _reached(fakepage.measured) if q.startswith(("tensor_loader", "seeding", "step_budget"))]
+    assert ("<summary>What it calls: " + ", ".join(f"<code>{q}</code>" for q in helpers) + "</summary>") in panel
+    assert ("<summary>Recipe code it uses: " + ", ".join(f"<code>{q}</code>" for q in recipes) + "</summary>") in panel
     assert "<summary>Drawing code: <code>fakepage.figures.draw</code></summary>" in panel
-    assert panel.count('<span class="filename">') == 6  # the experiment, four helpers, the drawing
-    # one source block after another, nothing between them
-    assert panel.count('</div>\n\n<div class="language-python highlight">') == 3
+    # the experiment, everything it reaches, the drawing code
+    assert panel.count('<span class="filename">') == 1 + len(helpers) + len(recipes) + 1
+    assert "what this result is keyed by" in panel
     assert re.search(r'2026-03-04\.</p>\n<div class="pitfalls-code__body" data-key="[0-9a-f]{16}">\n'
                      r'<div class="language-python highlight">', panel), "the provenance, then the sources"
     assert re.search(r'</details>\n</div><!--/pitfalls-code [0-9a-f]{16}-->\n</details>\n$', panel)
-    deferred = provenance.defer(panel, "")[1]
-    [body] = deferred.values()
-    assert body.startswith('<div class="language-python highlight">') and "</div>\n\n<p>It uses the recipe" in body, \
-        "the sources, one after another, with nothing between them but a line break"
+    [body] = provenance.defer(panel, "")[1].values()
+    assert body.startswith('<div class="language-python highlight">')
+    shown = __import__("html").unescape(re.sub(r"<[^>]+>", "", body))
+    assert "LIMIT = 3" in shown and "def deep(x):" in shown and "class TensorLoader" in shown
 
 
 def _panel_with(body: str) -> str:
@@ -311,34 +290,35 @@ def test_a_deferred_panels_page_is_a_styled_document_with_its_sources():
            "</article></main></body></html>\n" in document
 
 
-def test_a_panel_without_recipes_helpers_or_drawings_is_just_the_source(fakepage, private_cache, monkeypatch):
-    monkeypatch.setattr(provenance, "helpers", lambda func: ([], []))
-    panel = provenance.code_panel(_result(fakepage))
-    assert "recipe" not in panel and "What it calls" not in panel and "Drawing code" not in panel
-    assert panel.count("<details") == 1
-    assert provenance.present(_result(fakepage)).startswith("\n\n<details")
+def test_a_panel_without_recipes_helpers_or_drawings_is_just_the_source(fakepage, private_cache):
+    result = dataclasses.replace(_result(fakepage), exp=fakepage.fresh_one_experiment)
+    panel = provenance.code_panel(result)
+    assert "Recipe code" not in panel and "What it calls" not in panel and "Drawing code" not in panel
+    assert panel.count("<details") == 1 and panel.count('<span class="filename">') == 1
+    assert provenance.present(result).startswith("\n\n<details")
 
 
 def test_helpers_shown_earlier_on_the_page_are_named_not_repeated(fakepage, private_cache, monkeypatch):
+    everything = 1 + len(_reached(fakepage.measured))
     monkeypatch.setattr(cache, "current_page", "fake.md")
     first = provenance.code_panel(_result(fakepage))
     second = provenance.code_panel(_result(fakepage))
-    assert first.count('<span class="filename">') == 5 and second.count('<span class="filename">') == 1
+    assert first.count('<span class="filename">') == everything and second.count('<span class="filename">') == 1
     assert ("<p>Shown in an earlier panel on this page: <code>fakepage.measure.Model</code>, "
-            "<code>fakepage.measure.helper</code>, <code>fakepage.measure.other</code>, "
-            "<code>fakepage.tools.deep</code>.</p>") in second
+            "<code>fakepage.measure.helper</code>, <code>fakepage.measure.other</code>, ") in second
     third = provenance.code_panel(dataclasses.replace(_result(fakepage), exp=fakepage.third))
     assert third.count('<span class="filename">') == 2, "the new helper is shown, the one shown before is named"
     assert "def fresh_one" in __import__("html").unescape(re.sub(r"<[^>]+>", "", third))
     assert "<p>Shown in an earlier panel on this page: <code>fakepage.tools.deep</code>.</p>" in third
     assert provenance.shown_on_page == {"fake.md": {"fakepage.measured", "fakepage.third"}}
     monkeypatch.setattr(cache, "current_page", "other.md")
-    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == 5
+    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == everything
 
 
 def test_outside_a_page_every_panel_shows_its_helpers(fakepage, private_cache):
+    everything = 1 + len(_reached(fakepage.measured))
     provenance.code_panel(_result(fakepage))
-    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == 5
+    assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == everything
     assert provenance._helpers_on_page == {} and provenance.shown_on_page == {}
 
 

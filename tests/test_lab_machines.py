@@ -281,7 +281,7 @@ def test_a_frozen_build_reads_the_leading_recording_and_runs_nothing(lab, monkey
     monkeypatch.setattr(cache, "_store", lambda path, entry: ran.append(path))
     result = cache.run(lab.speed, n=3)
     assert result.fingerprint == THERE and result.cached and not ran
-    assert [rec.label for rec in machines.others()] == ["cpu-2core"] and machines.here_label() == "gpu-h200"
+    assert [rec.label for rec in machines.others()] == ["cpu-2core"] and machines.primary().label == "gpu-h200"
     monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
     with pytest.raises(cache.ExperimentError) as missing:
         cache.run(lab.speed, n=11)
@@ -634,7 +634,6 @@ def test_the_leading_machine_named_when_nothing_is_recorded(lab):
         machines.primary()
     assert str(error.value).endswith("names 'box', which is not a recording under "
                                      f"{machines.results_dir()}/ (recorded: none)")
-    assert machines.here_label() == "this machine", "a normal build measures this machine"
 
 
 def test_a_frozen_build_names_the_missing_experiment_with_all_its_parameters(lab, monkeypatch):

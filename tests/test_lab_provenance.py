@@ -33,15 +33,16 @@ def test_panel_shows_the_experiment_source_exactly_as_in_its_file(private_cache)
     assert "read from this machine's result cache" in code_panel(cached)
 
 
-def test_helpers_are_what_decides_the_measurement_not_drawing_or_recipes():
-    found, recipes = provenance.helpers(measure.creation_order.func)
-    names = {obj.__name__ for obj in found}
-    assert {"_parameter_rows", "SimpleLinearModel"} <= names
-    assert not any(obj.__module__.endswith((".figures", ".checks")) for obj in found)
-    assert [r.__name__ for r in recipes] == ["same_parameters"]
+def test_what_a_real_experiment_reaches_is_its_code_not_drawing_or_checks():
+    from snippets.lab import code
+
+    pieces = code.reach(measure.creation_order).reached
+    assert {"_parameter_rows", "SimpleLinearModel"} <= {p.name for p in pieces}
+    assert not any(p.module.endswith((".figures", ".checks")) for p in pieces)
+    assert [p.name for p in pieces if p.recipe] == ["same_parameters", "_bits"]
     # Transitive: training_equivalence -> _question_run -> train_loader -> ...
-    found, _ = provenance.helpers(measure.training_equivalence.func)
-    assert {"_question_run", "train_direct", "train_loader", "make_data"} <= {obj.__name__ for obj in found}
+    names = {p.name for p in code.reach(measure.training_equivalence).reached}
+    assert {"_question_run", "train_direct", "train_loader", "make_data"} <= names
 
 
 def test_drawing_code_and_checks_are_one_click_further(private_cache):
@@ -51,7 +52,7 @@ def test_drawing_code_and_checks_are_one_click_further(private_cache):
     assert "Drawing code: <code>seeding.figures.creation_order</code>" in panel
     assert "Checks behind the claims: <code>seeding.one_seed_differs</code>" in panel
     assert inspect.getsource(inspect.unwrap(checks.one_seed_differs)).strip() in _text(panel)
-    assert panel.count("<details") == 4  # the panel, what it calls, drawing code, checks
+    assert panel.count("<details") == 5  # the panel, what it calls, the recipe code, drawing code, checks
 
 
 def test_repo_url_links_each_source_to_its_lines(private_cache, monkeypatch):

@@ -229,37 +229,10 @@ def test_seconds(value, text):
     assert render.seconds(value) == text
 
 
-@pytest.mark.parametrize("ratio, text", [(3.0, "3.00"), (1.234, "1.23"), (0.1, "0.10"), (0.0999, "0.1"),
-                                         (0.05, "0.05"), (0.01234, "0.012")])
-def test_ratio_text(ratio, text):
-    assert render.ratio_text(ratio) == text
-
-
 def test_stamp_line_is_escaped():
     result = dataclasses.replace(_result(), fingerprint={**_result().fingerprint, "device_name": "CPU <x> & y"})
     assert render.stamp_line(result) == ('<p class="pitfalls-stamp">Measured with torch x · CPU &lt;x&gt; &amp; y · '
                                          '2 threads · 2026-01-02</p>\n')
-
-
-def test_timing_table_defaults():
-    rows = [{"label": "base", "median": 2e-3, "iqr": 1e-4, "blocks": 7},
-            {"label": "slow", "median": 6e-3, "iqr": 2e-4, "blocks": 5}]
-    assert render.timing_table(_result(timing=True), rows) == (
-        "| Variant | median | IQR | × baseline | blocks |\n"
-        "| :--- | ---: | ---: | ---: | ---: |\n"
-        "| base | 2 ms | 100 µs | 1.00 (baseline) | 7 |\n"
-        "| slow | 6 ms | 200 µs | 3.00 | 5 |\n"
-        "\n" + render.stamp_line(_result(timing=True)))
-
-
-def test_timing_table_label_baseline_and_extra_columns():
-    rows = [{"label": "a", "median": 1e-3, "iqr": 0.0, "blocks": 3, "note": "x"},
-            {"label": "b", "median": 4e-3, "iqr": 0.0, "blocks": 3}]
-    text = render.timing_table(_result(), rows, label="Loader", baseline=1, extra=["note"])
-    assert text.splitlines()[:4] == ["| Loader | median | IQR | × baseline | blocks | note |",
-                                     "| :--- | ---: | ---: | ---: | ---: | ---: |",
-                                     "| a | 1 ms | 0 ns | 0.25 | 3 | x |",
-                                     "| b | 4 ms | 0 ns | 1.00 (baseline) | 3 |  |"]
 
 
 # ---- lean SVG: which markers merge -----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The on-disk result cache and ``run``, the one way pages call an experiment.
 
-A result is keyed by the source of the experiment's module and of every module it imports from its own
-package and from ``snippets`` (transitively), by its parameters, and by the environment fingerprint. A hit
+A result is keyed by the code of the experiment and of every function, class and value of the project it reaches
+(``code.reach``: exactly what its code panel shows), by its parameters, and by the environment fingerprint. A hit
 returns the stored JSON; a miss runs the experiment and stores the result atomically. ``REFRESH=1``
 re-runs every experiment (once per process), ``REFRESH=nontiming`` only those not marked ``timing=True``.
 A corrupt entry is recomputed with a warning.
@@ -14,16 +14,14 @@ import inspect
 import json
 import logging
 import os
-import sys
 import tempfile
 import time
-import types
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from . import environment
+from . import code, environment
 
 log = logging.getLogger("mkdocs.plugins.pitfalls")
 
@@ -56,9 +54,7 @@ def experiment(*, timing: bool = False) -> Callable[[Callable[..., dict]], Exper
     """Mark a function as an experiment. ``timing=True`` marks results that depend on wall-clock time."""
 
     def wrap(func: Callable[..., dict]) -> Experiment:
-        module = sys.modules.get(func.__module__)
-        if getattr(module, "__file__", None):
-            _loaded_sources[func.__module__] = (None, Path(module.__file__).read_bytes())
+        code.remember_source(func.__module__)
         return Experiment(func=func, name=experiment_name(func), timing=timing)
 
     return wrap
@@ -97,69 +93,10 @@ def cache_dir() -> Path:
     return Path(os.environ.get("PITFALLS_CACHE_DIR") or PROJECT_ROOT / ".cache" / "results")
 
 
-def _own_modules(module: types.ModuleType, roots: set[str], seen: set[str]) -> None:
-    """Collect the name of ``module`` and, transitively, of every module of ``roots`` that it refers to."""
-    seen.add(module.__name__)
-    for value in vars(module).values():
-        if isinstance(value, types.ModuleType):
-            target = value
-        else:
-            target = sys.modules.get(getattr(value, "__module__", None))
-        if target is None or target.__name__ in seen:
-            continue
-        if target.__name__.split(".")[0] in roots and getattr(target, "__file__", None):
-            _own_modules(target, roots, seen)
-
-
-# Lab modules that shape how a result is shown or stored, never its value: editing a renderer or a claim
-# must not re-run every experiment. The timing helper and the environment module do change results.
-RESULT_NEUTRAL = frozenset({"snippets.lab", "snippets.lab.cache", "snippets.lab.claims", "snippets.lab.progress",
-                            "snippets.lab.render", "snippets.lab.mkdocs_hook", "snippets.lab.provenance",
-                            "snippets.lab.machines"})
-
-
-def digest_modules(func: Callable) -> list[str]:
-    """The modules whose source is part of ``func``'s cache key: its own module and, transitively, every
-    module of its package and of ``snippets`` that it refers to, except the result-neutral lab modules."""
-    module = sys.modules[func.__module__]
-    seen: set[str] = set()
-    _own_modules(module, {module.__name__.split(".")[0], "snippets"}, seen)
-    return sorted(name for name in seen if name not in RESULT_NEUTRAL)
-
-
-# The source of each module as this process loaded it: a file edited while a build runs must not give the old
-# code's results the new code's key. A module that defines experiments is read as they are defined (when it is
-# imported); any other is read when a key first needs it. Importing or reloading a module again reads it again:
-# what its code made is then new objects ({name: (their ids, source)}).
-_loaded_sources: dict[str, tuple[tuple[int, ...] | None, bytes]] = {}
-
-
-def _definitions(module: types.ModuleType) -> tuple[int, ...]:
-    """The identity of what the module's code made (its functions, classes, experiments and values): new objects
-    each time the module is executed again."""
-    return tuple(sorted(id(value) for key, value in vars(module).items()
-                        if not key.startswith("__") and not isinstance(value, types.ModuleType)))
-
-
-def _loaded_source(name: str) -> bytes:
-    module = sys.modules[name]
-    token = _definitions(module)
-    known = _loaded_sources.get(name)
-    if known is None or (known[0] is not None and known[0] != token):
-        known = (token, Path(module.__file__).read_bytes())
-    elif known[0] is None:  # read while the module was being imported: now complete
-        known = (token, known[1])
-    _loaded_sources[name] = known
-    return known[1]
-
-
 def source_digest(func: Callable) -> str:
-    """Hash of the source of every module in ``digest_modules(func)``, as first read after it was imported."""
-    digest = hashlib.sha256()
-    for name in digest_modules(func):
-        digest.update(name.encode())
-        digest.update(_loaded_source(name))
-    return digest.hexdigest()
+    """What keys ``func``'s results: the digest of its code and of everything of the project it reaches
+    (``code.reach``), exactly what its code panel shows."""
+    return code.reach(func).digest
 
 
 def find_experiment(name: str) -> Experiment | None:

@@ -162,10 +162,6 @@ def primary() -> Recording:
                        f"(recorded: {', '.join(found) or 'none — run make record MACHINE=<label> first'})")
 
 
-def here_label() -> str:
-    return primary().label if frozen() else "this machine"
-
-
 def others() -> list[Recording]:
     """The recorded machines to show beside this one: never this machine (same fingerprint) twice."""
     if frozen():

@@ -4,10 +4,11 @@
 
 * the experiment's provenance: name, parameters, compute time, computed by this build or read from the cache,
   and the environment stamp;
-* the source of the experiment function, read from the file that ran (never retyped), and of the helpers it
-  calls that decide what is measured — the functions and classes of ``snippets.experiments`` and the lab's
-  timing helper that it refers to, transitively; the recipes it uses are named with a link;
-* one click further, the drawing code and the checks behind the page's claims.
+* the source of the experiment function and of every function, class and value of the project it reaches
+  (``code.reach``), as this process loaded them (never retyped): exactly what the result is keyed by, so the
+  code shown is the code that produced it; the recipe code it uses in its own fold;
+* one click further, the drawing code (with the page's helpers it draws with) and the checks behind the page's
+  claims.
 
 With ``REPO_URL`` set (for example ``https://github.com/<owner>/<repo>``) every source is linked to its file and
 line range at ``REPO_REF`` (a commit, for links that keep pointing at the code that ran; default
@@ -24,7 +25,6 @@ import html
 import inspect
 import os
 import re
-import types
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -32,13 +32,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from . import cache, i18n
+from . import cache, code, i18n
 from .cache import Experiment, Result
 from .i18n import t
 
-RECIPES = ("snippets.seeding", "snippets.tensor_loader", "snippets.step_budget")
-# Modules whose functions decide what is measured: the page packages, the question's setup, the timing helper.
-MEASURING_PREFIXES = ("snippets.experiments.", "snippets.lab.timing")
 # Experiments whose code each page showed in this build ({page: {name}}).
 shown_on_page: dict[str, set[str]] = {}
 # Helpers whose source a page already printed ({page: {qualified name}}): shown once per page, then named.
@@ -46,71 +43,6 @@ _helpers_on_page: dict[str, set[str]] = {}
 
 _FORMATTER = HtmlFormatter(cssclass="language-python highlight", wrapcode=True)
 _LEXER = PythonLexer()
-
-
-def _names(code: types.CodeType) -> set[str]:
-    """Every global or attribute name a function's code (and the functions nested in it) refers to."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
-
-
-def _measuring(obj: Any) -> bool:
-    module = getattr(obj, "__module__", "") or ""
-    return (inspect.isfunction(obj) or inspect.isclass(obj)) and module.startswith(MEASURING_PREFIXES) \
-        and not module.endswith((".figures", ".checks"))
-
-
-def _code_of(obj: Any) -> list[types.CodeType]:
-    if inspect.isfunction(obj):
-        return [obj.__code__]
-    if inspect.isclass(obj):
-        return [v.__code__ for v in vars(obj).values() if inspect.isfunction(v)]
-    return []
-
-
-# helpers() by function: each language's pages show the same experiments' panels (a pure function of the code).
-_helpers: dict[Callable, tuple[list[Any], list[Any]]] = {}
-
-
-def helpers(func: Callable) -> tuple[list[Any], list[Any]]:
-    """What ``func`` calls that decides what is measured, and the recipes it uses, in order of first use."""
-    if func not in _helpers:
-        _helpers[func] = _find_helpers(func)
-    found, recipes = _helpers[func]
-    return list(found), list(recipes)
-
-
-def _find_helpers(func: Callable) -> tuple[list[Any], list[Any]]:
-    found: list[Any] = []
-    recipes: list[Any] = []
-    queue: list[Any] = [func]
-    while queue:
-        current = queue.pop(0)
-        namespace = getattr(current, "__globals__", None)
-        if namespace is None:
-            namespace = vars(inspect.getmodule(current)) if inspect.getmodule(current) else {}
-        for code in _code_of(current):
-            names = _names(code)
-            candidates = [namespace.get(name) for name in sorted(names)]
-            # Attributes of modules it refers to (``question.make_data``).
-            for value in list(candidates):
-                if isinstance(value, types.ModuleType):
-                    candidates += [getattr(value, name, None) for name in sorted(names)]
-            for value in candidates:
-                if isinstance(value, Experiment):
-                    value = value.func
-                if value is None or value is func or value in found or value in recipes:
-                    continue
-                if getattr(value, "__module__", None) in RECIPES and (inspect.isfunction(value) or
-                                                                      inspect.isclass(value)):
-                    recipes.append(value)
-                elif _measuring(value):
-                    found.append(value)
-                    queue.append(value)
-    return found, recipes
 
 
 def _relative(path: str) -> str:
@@ -146,21 +78,24 @@ def _highlighted(source: str) -> str:
     return text
 
 
-def source_block(obj: Any) -> str:
-    """The highlighted source of ``obj`` with its file, line range and, when ``REPO_URL`` is set, a link."""
-    target = obj.func if isinstance(obj, Experiment) else obj
-    lines, first = inspect.getsourcelines(target)
-    last = first + len(lines) - 1
-    rel = _relative(inspect.getsourcefile(target) or "")
-    caption = f"{rel}, lines {first}–{last}"
-    url = _link(rel, first, last)
+def piece_block(piece: code.Piece) -> str:
+    """The highlighted source of ``piece`` as this process loaded it, with its file, line range and, when
+    ``REPO_URL`` is set, a link."""
+    rel = _relative(piece.path)
+    caption = f"{rel}, lines {piece.first}–{piece.last}" if piece.last > piece.first else f"{rel}, line {piece.first}"
+    url = _link(rel, piece.first, piece.last)
     if url:
         caption = f'<a href="{html.escape(url)}">{html.escape(caption)}</a>'
     else:
         caption = html.escape(caption)
-    code = _highlighted("".join(lines))
+    highlighted = _highlighted(piece.source)
     # Material's title bar for a code block: a span.filename before the <pre>.
-    return code.replace("<pre>", f'<span class="filename">{caption}</span><pre>', 1)
+    return highlighted.replace("<pre>", f'<span class="filename">{caption}</span><pre>', 1)
+
+
+def source_block(obj: Any) -> str:
+    """``piece_block`` of a function, class or experiment."""
+    return piece_block(code.reach(obj.func if isinstance(obj, Experiment) else obj).root)
 
 
 def _details(summary: str, body: str, *, kind: str = "note", experiment: str | None = None) -> str:
@@ -235,8 +170,23 @@ def fragment_document(body: str, *, title: str, stylesheets: Iterable[str]) -> s
 
 
 def _qualname(obj: Any) -> str:
-    module = obj.__module__.removeprefix("snippets.experiments.").removeprefix("snippets.")
-    return f"{module}.{obj.__qualname__}"
+    return code.reach(obj).root.qualname
+
+
+def _listed(pieces: Iterable[code.Piece]) -> str:
+    return ", ".join(f"<code>{html.escape(p.qualname)}</code>" for p in pieces)
+
+
+def _pieces_body(pieces: list[code.Piece]) -> str:
+    """The sources of ``pieces``; those an earlier panel on this page printed are named instead."""
+    printed = _helpers_on_page.setdefault(cache.current_page, set()) if cache.current_page else set()
+    fresh = [p for p in pieces if p.qualname not in printed]
+    seen = [p for p in pieces if p.qualname in printed]
+    body = "\n".join(piece_block(p) for p in fresh)
+    if seen:
+        body += "\n<p>" + t("Shown in an earlier panel on this page: {names}.", names=_listed(seen)) + "</p>"
+    printed.update(p.qualname for p in fresh)
+    return body
 
 
 def provenance_line(result: Result) -> str:
@@ -258,27 +208,23 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
     exp = result.exp
     if cache.current_page:
         shown_on_page.setdefault(cache.current_page, set()).add(exp.name)
-    found, recipes = helpers(exp.func)
-    parts = [provenance_line(result), source_block(exp)]
+    reached = code.reach(exp.func)
+    helpers = [p for p in reached.reached if not p.recipe]
+    recipes = [p for p in reached.reached if p.recipe]
+    parts = [provenance_line(result), piece_block(reached.root),
+             "<p>" + t("This code and what it calls below are what this result is keyed by: editing any line of "
+                       "them measures it again; nothing else does (comments and docstrings aside).") + "</p>"]
+    if helpers:
+        parts.append(_details(t("What it calls: {listed}", listed=_listed(helpers)), _pieces_body(helpers)))
     if recipes:
-        names = ", ".join(f"<code>{html.escape(r.__name__)}</code> ({html.escape(_relative(inspect.getsourcefile(r)))})"
-                          for r in recipes)
-        parts.append("<p>" + t("It uses the recipe code {names}, shown in full on its page.", names=names) + "</p>")
-    if found:
-        listed = ", ".join(f"<code>{html.escape(_qualname(h))}</code>" for h in found)
-        printed = _helpers_on_page.setdefault(cache.current_page, set()) if cache.current_page else set()
-        fresh = [h for h in found if _qualname(h) not in printed]
-        seen = [h for h in found if _qualname(h) in printed]
-        body = "\n".join(source_block(h) for h in fresh)
-        if seen:
-            names = ", ".join(f"<code>{html.escape(_qualname(h))}</code>" for h in seen)
-            body += "\n<p>" + t("Shown in an earlier panel on this page: {names}.", names=names) + "</p>"
-        printed.update(_qualname(h) for h in fresh)
-        parts.append(_details(t("What it calls: {listed}", listed=listed), body))
+        parts.append(_details(t("Recipe code it uses: {listed}", listed=_listed(recipes)), _pieces_body(recipes)))
     drawers = [drawn_by] if callable(drawn_by) else list(drawn_by or [])
     for drawer in drawers:
-        parts.append(_details(t("Drawing code: {name}", name=f"<code>{html.escape(_qualname(drawer))}</code>"),
-                              source_block(drawer)))
+        drawing = code.reach(drawer)
+        # the page's own helpers it draws with (derive.py); the lab's generic drawing code is not repeated here
+        own = [p for p in drawing.reached if p.module.startswith("snippets.experiments.")]
+        parts.append(_details(t("Drawing code: {name}", name=f"<code>{html.escape(drawing.root.qualname)}</code>"),
+                              piece_block(drawing.root) + ("\n" + _pieces_body(own) if own else "")))
     check_list = list(checks)
     if check_list:
         listed = ", ".join(f"<code>{html.escape(getattr(c, 'check_name', c.__name__))}</code>" for c in check_list)

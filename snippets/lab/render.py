@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import inspect
 import io
 import json
 import math
@@ -27,7 +28,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
-from . import cache, environment, i18n  # noqa: E402
+from . import cache, code, environment, i18n  # noqa: E402
 from .cache import Result  # noqa: E402
 from .i18n import t  # noqa: E402
 
@@ -71,12 +72,12 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
     """Inline SVG of ``fig`` inside a ``<figure>`` that names its experiment and whether it shows timings.
 
     Drawing is most of a warm rebuild's time, so the SVG of a result read from the cache is itself cached,
-    keyed by the result's value, the calling renderer's module source, this module's source, ``alt`` and
-    the matplotlib version. A freshly computed result is always drawn anew.
+    keyed by the result's value, the calling renderer's code and everything of the project it reaches
+    (``code.reach``: the page's helpers in ``derive.py``, this module's drawing code), ``alt``, the language and
+    its catalogue, and the matplotlib version. A freshly computed result is always drawn anew.
     """
-    caller = sys._getframe(1)
     alt = t(alt)
-    key = _figure_key(result, alt, caller.f_code.co_filename, caller.f_code.co_name)
+    key = _figure_key(result, alt, _renderer_digest(sys._getframe(1)))
     path = cache.cache_dir().parent / "figures" / f"{key}.svg"
     if result.cached and path.exists():
         return path.read_text(encoding="utf-8")
@@ -329,14 +330,28 @@ def _write(el: ET.Element, out: list[str]) -> None:
     out.append(f"</{tag}>")
 
 
-def _figure_key(result: Result, alt: str, renderer_file: str, renderer: str) -> str:
+def _renderer_digest(frame) -> str:
+    """What keys a figure's drawing: the code of the function that called ``svg`` and all it reaches; for a
+    renderer that is not a module-level function (a lambda, a nested function), its whole file and this one."""
+    function = frame.f_globals.get(frame.f_code.co_name)
+    try:
+        function = inspect.unwrap(function) if callable(function) else None
+    except ValueError:
+        function = None
+    if function is not None and getattr(function, "__code__", None) is frame.f_code:
+        return code.reach(function).digest
+    digest = hashlib.sha256()
+    for source in (frame.f_code.co_filename, __file__):
+        digest.update(Path(source).read_bytes())
+    return frame.f_code.co_name + ":" + digest.hexdigest()
+
+
+def _figure_key(result: Result, alt: str, renderer: str) -> str:
     digest = hashlib.sha256()
     for part in (json.dumps(result.value, sort_keys=True), result.experiment, str(result.timing), alt, renderer,
                  matplotlib.__version__, i18n.language, json.dumps(i18n.catalogue(i18n.language)[0], sort_keys=True)
                  if i18n.language != i18n.DEFAULT else ""):
         digest.update(part.encode())
-    for source in (renderer_file, __file__):
-        digest.update(Path(source).read_bytes())
     return digest.hexdigest()[:32]
 
 
@@ -371,29 +386,8 @@ def seconds(value: float) -> str:
     raise AssertionError("unreachable")
 
 
-def ratio_text(ratio: float) -> str:
-    """A ratio with two decimals, or two significant figures when it is below 0.1."""
-    return f"{ratio:.2f}" if ratio >= 0.1 else f"{ratio:.2g}"
-
-
 def stamp_line(result: Result) -> str:
     return '<p class="pitfalls-stamp">' + t("Measured with {stamp}", stamp=html.escape(i18n.stamp(result.stamp))) + "</p>\n"
-
-
-def timing_table(result: Result, rows: Sequence[dict], *, label: str = "Variant",
-                 baseline: int = 0, extra: Sequence[str] = ()) -> str:
-    """Median, spread and ratio to the baseline row, followed by the environment stamp.
-
-    Each row is ``{"label": str, "median": s, "iqr": s, "blocks": int, **extra}``.
-    """
-    base = rows[baseline]["median"]
-    headers = [label, "median", "IQR", "× baseline", "blocks", *extra]
-    body = []
-    for i, row in enumerate(rows):
-        ratio = "1.00 (baseline)" if i == baseline else ratio_text(row["median"] / base)
-        body.append([row["label"], seconds(row["median"]), seconds(row["iqr"]), ratio, row["blocks"],
-                     *(row.get(key, "") for key in extra)])
-    return table(headers, body, align="l" + "r" * (len(headers) - 1)) + "\n" + stamp_line(result)
 
 
 def environment_table() -> str:

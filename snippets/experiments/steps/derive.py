@@ -34,16 +34,6 @@ def losses_at(result: Result, order: str, step_of: Callable[[dict], int]) -> dic
     return found
 
 
-def seconds_per_step(result: Result, order: str, step: int) -> dict[int, float]:
-    """Training seconds per optimizer step by batch size, over the first ``step`` steps of each run."""
-    found = {}
-    for run in runs(result, order):
-        record = at_step(run, step)
-        if record is not None:
-            found[run["batch_size"]] = record["seconds"] / step
-    return found
-
-
 def step_costs(result: Result, order: str) -> dict[int, dict]:
     """Training seconds per optimizer step by batch size, as a timing: the median over the run's epochs, and each
     epoch's time per step (``samples``), from which ``snippets.lab.timing.ratio`` bootstraps an interval."""
