@@ -32,11 +32,12 @@ serve: $(STAMP) fonts
 build: $(STAMP) fonts
 	$(BIN)/mkdocs build --strict
 
-## Run every experiment and notebook afresh and record the results into results/$(MACHINE)/ (REPLACE=1 to
-## overwrite a recording made on another machine)
+## Record this machine's results into results/$(MACHINE)/: what is missing or stale is measured, the rest kept
+## (REFRESH=1: measure everything; REPLACE=1: overwrite a recording made on another machine; ALLOW_DIRTY=1:
+## record from uncommitted changes, their digest in the manifest)
 record: $(STAMP) fonts
 	@test -n "$(MACHINE)" || { echo "make record needs a label for this machine: make record MACHINE=laptop-m2" >&2; exit 2; }
-	$(BIN)/python -m snippets.lab.machines "$(MACHINE)" $(if $(REPLACE),--replace)
+	$(BIN)/python -m snippets.lab.machines "$(MACHINE)" $(if $(REPLACE),--replace) $(if $(filter 1 yes true on all,$(REFRESH)),--refresh) $(if $(filter 1 yes true on,$(ALLOW_DIRTY)),--allow-dirty)
 
 ## Every test: recipes, experiments, the strict site build, the browser
 test: $(STAMP) browser-deps fonts

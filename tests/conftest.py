@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+
 ROOT = Path(__file__).resolve().parents[1]
 MKDOCS = [sys.executable, "-m", "mkdocs"]
 
@@ -69,7 +70,7 @@ def _nothing_remembered_from_earlier_tests(monkeypatch):
     monkeypatch.setattr(code, "_reached", {})
     monkeypatch.setattr(notebook_css, "_parsed", {})
     monkeypatch.setattr(timing, "_ratio", timing._ratio)
-    monkeypatch.setattr(mkdocs_hook, "_ratios", {})
+    monkeypatch.setattr(mkdocs_hook._session, "ratios", {})
 
 
 @pytest.fixture()
@@ -80,18 +81,13 @@ def fresh_hook(monkeypatch):
 
     from mkdocs_jupyter import plugin as jupyter_plugin
 
-    from snippets.lab import cache, mkdocs_hook as hook
+    from snippets.lab import mkdocs_hook as hook
 
     saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
-    monkeypatch.setattr(hook, "_builds", 0)
-    monkeypatch.setattr(hook, "_executed_dir", None)
-    monkeypatch.setattr(hook, "_code", {})
-    monkeypatch.setattr(hook, "_contradicted", {})
-    monkeypatch.setattr(hook, "_failures", {})
+    monkeypatch.setattr(hook, "_session", hook._Session())
     monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
     logger = logging.getLogger(hook._EXEC_LOGGER)
     monkeypatch.setattr(logger, "filters", [f for f in logger.filters if not isinstance(f, hook._NamePage)])
-    monkeypatch.setattr(cache, "current_page", None)
     yield hook
     for name in [name for name in sys.modules if name.split(".")[0] == "snippets"]:
         del sys.modules[name]
@@ -99,25 +95,24 @@ def fresh_hook(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def _english_outside_a_build():
-    """A test that builds a Chinese page, or calls the hook as a build would, leaves English behind it: the
-    language, and claims raised rather than collected."""
-    yield
-    from snippets.lab import claims, i18n  # as imported now (a hook test may have purged the modules)
+def build():
+    """Each test runs in a build context of its own (no page, English, claims raised rather than collected),
+    and leaves the one before it as it was, whatever it built: ``build`` is that context."""
+    from snippets.lab import context
 
-    i18n.language = i18n.DEFAULT
-    claims.collect_contradictions = False
-    claims.contradicted.clear()
+    with context.using() as fresh:
+        yield fresh
+    for name in ("snippets.lab.context",):  # a hook test may have imported the lab afresh: that one too
+        module = sys.modules.get(name)
+        if module is not None and module is not context:
+            module.begin()
 
 
 @pytest.fixture()
 def private_cache(tmp_path, monkeypatch):
-    """Point the lab at an empty cache and forget which keys this process refreshed."""
-    from snippets.lab import cache
-
+    """Point the lab at an empty cache (the test's build context has refreshed nothing yet)."""
     monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("REFRESH", raising=False)
-    monkeypatch.setattr(cache, "_refreshed", set())
     return tmp_path / "cache"
 
 

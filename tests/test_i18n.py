@@ -13,6 +13,7 @@ import pytest
 
 from conftest import ROOT
 from snippets.lab import claims, i18n, render
+from snippets.lab import context
 
 DOCS = ROOT / "docs"
 ENGLISH_PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if not p.is_relative_to(DOCS / "zh"))
@@ -21,8 +22,7 @@ NOTEBOOKS = sorted(p.name for p in (DOCS / "notebooks").glob("*.py"))
 
 @pytest.fixture()
 def zh(monkeypatch):
-    monkeypatch.setattr(i18n, "language", "zh")
-    monkeypatch.setattr(i18n, "missing", {})
+    monkeypatch.setattr(context.current(), "language", "zh")
     return i18n
 
 
@@ -44,7 +44,7 @@ def catalogue_in(tmp_path, monkeypatch):
 # --- translating ---------------------------------------------------------------------------------------------
 
 def test_english_is_the_source_and_comes_back_unchanged():
-    assert i18n.language == "en"
+    assert i18n.language() == "en"
     assert i18n.t("median") == "median"
     assert i18n.t("{n} runs", n=3) == "3 runs"
 
@@ -53,7 +53,7 @@ def test_a_text_and_a_template_are_translated(zh, catalogue_in):
     catalogue_in({"zh.json": {"median": "中位数", "{n} runs": "{n} 次运行"}})
     assert i18n.t("median") == "中位数"
     assert i18n.t("{n} runs", n=3) == "3 次运行"
-    assert i18n.missing == {}
+    assert context.current().missing == {}
 
 
 def test_a_pattern_matches_printed_text_and_translates_what_it_captured(zh, catalogue_in):
@@ -63,7 +63,7 @@ def test_a_pattern_matches_printed_text_and_translates_what_it_captured(zh, cata
     assert i18n.t("loss (sequential)") == "损失（顺序）"
     # a field holding prose nobody translated does not make the pattern match: the text is reported instead
     assert i18n.t("the question's loss (sequential)") == "the question's loss (sequential)"
-    assert ("zh", "the question's loss (sequential)") in i18n.missing
+    assert ("zh", "the question's loss (sequential)") in context.current().missing
 
 
 def test_a_field_used_twice_must_capture_the_same_text(zh, catalogue_in):
@@ -76,9 +76,9 @@ def test_a_missing_translation_is_kept_in_english_and_reported_with_its_page(zh,
     from snippets.lab import cache
 
     catalogue_in({"zh.json": {}})
-    monkeypatch.setattr(cache, "current_page", "zh/seeding-order.md")
+    monkeypatch.setattr(context.current(), "page", "zh/seeding-order.md")
     assert i18n.t("bitwise equal") == "bitwise equal"
-    assert i18n.missing == {("zh", "bitwise equal"): {"zh/seeding-order.md"}}
+    assert context.current().missing == {("zh", "bitwise equal"): {"zh/seeding-order.md"}}
 
 
 @pytest.mark.parametrize("text", ["`torch.randn`", "1.07 ms", "DataLoader, shuffle=True", "num_workers=2",
@@ -131,7 +131,7 @@ def test_a_table_is_printed_in_the_pages_language(zh):
     header, _, row = table.splitlines()
     assert re.search(r"[\u4e00-\u9fff]", header) and "operation" not in header and "advances" not in header, header
     assert row.startswith("| `torch.randn` | **") and "yes" not in row and re.search(r"[\u4e00-\u9fff]", row), row
-    assert i18n.missing == {}
+    assert context.current().missing == {}
 
 
 def test_a_figure_is_drawn_with_chinese_words_in_a_cjk_font(zh):
@@ -150,7 +150,7 @@ def test_a_figure_is_drawn_with_chinese_words_in_a_cjk_font(zh):
     assert f"'{render.CJK_FONT}', {render.CJK_FALLBACKS}" in svg, "no CJK font for readers without Noto"
     assert 'aria-label="' in svg and "DataLoader" in svg.split('aria-label="')[1].split('"')[0]
     assert not re.search(r'aria-label="Loss curves', svg), "the alt text is still English"
-    assert i18n.missing == {}, i18n.missing
+    assert context.current().missing == {}, context.current().missing
 
 
 def test_without_the_cjk_font_a_chinese_figure_says_what_to_install(monkeypatch):
@@ -175,18 +175,17 @@ def test_a_claims_words_and_tip_are_in_the_pages_language(zh):
     assert "the CPU" not in text.split('class="pitfalls-claim__tip"')[0], text
     tip = re.search(r'class="pitfalls-claim__tip"[^>]*>(.*?)</span>', text).group(1)
     assert "Checked when" not in tip and "every parameter tensor" not in tip and re.search(r"[\u4e00-\u9fff]", tip), tip
-    assert i18n.missing == {}, i18n.missing
+    assert context.current().missing == {}, context.current().missing
 
 
 def test_a_contradicted_claim_is_collected_in_a_build_and_raised_outside_one(monkeypatch):
     outcome = claims.Check(name="p.c", condition="x > 1", holds=False, values={"x": 0})
     with pytest.raises(claims.ClaimError, match="Claim contradicted"):
         claims.say(outcome, "x is {x}")
-    monkeypatch.setattr(claims, "collect_contradictions", True)
-    monkeypatch.setattr(claims, "contradicted", [])
+    monkeypatch.setattr(context.current(), "collect_contradictions", True)
     text = claims.say(outcome, "x is {x}")
     assert "pitfalls-claim--contradicted" in text
-    assert claims.contradicted == [{"check": "p.c", "condition": "x > 1", "measured": "x = 0", "page": None,
+    assert context.current().contradicted == [{"check": "p.c", "condition": "x > 1", "measured": "x = 0", "page": None,
                                     "sentence": "x is 0"}]
 
 
@@ -355,7 +354,7 @@ def test_a_translated_notebook_takes_its_outputs_from_the_one_execution(tmp_path
     (docs / "zh" / "notebooks").mkdir(parents=True)
     _notebook(docs / "notebooks" / "q.py", [("[markdown]", "# Title"), ("", "print(1)")])
     _notebook(docs / "zh" / "notebooks" / "q.py", [("[markdown]", "# 标题"), ("", "print(1)")])
-    monkeypatch.setattr(mkdocs_hook, "_executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(mkdocs_hook._session, "executed_dir", tmp_path / "executed")
     runs = []
 
     def execute():  # stands for nbclient: the English notebook, executed with its output
@@ -397,10 +396,10 @@ def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both
 
     plugin = SimpleNamespace(current_language="en", default_language="en", build_languages=["en", "zh"])
     config = SimpleNamespace(plugins=Plugins(i18n=plugin), site_dir=str(tmp_path), extra_css=[], site_name="S")
-    monkeypatch.setattr(mkdocs_hook, "_contradicted", {})
-    monkeypatch.setattr(mkdocs_hook, "_code", {})
+    monkeypatch.setattr(mkdocs_hook._session, "contradicted", {})
+    monkeypatch.setattr(mkdocs_hook._session, "code", {})
     for language, page, sentence in (("en", "seeding-order.md", "x is 0"), ("zh", "zh/seeding-order.md", "x 为 0")):
-        claims.contradicted.append({"check": "p.c", "condition": "x > 1", "measured": "x = 0", "page": page,
+        context.current().contradicted.append({"check": "p.c", "condition": "x > 1", "measured": "x = 0", "page": page,
                                     "sentence": sentence})
         mkdocs_hook.on_page_content("<h1>T</h1>", SimpleNamespace(file=SimpleNamespace(src_path=page), url=""))
         plugin.current_language = language
@@ -416,16 +415,15 @@ def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both
 # --- edges the mutation tests found ----------------------------------------------------------------------------
 
 def test_english_asks_no_catalogue_and_reports_nothing(monkeypatch):
-    monkeypatch.setattr(i18n, "missing", {})
     assert i18n.t_in("en", "a sentence nobody translates") == "a sentence nobody translates"
     assert i18n.t("{n} runs") == "{n} runs", "a template without fields is returned as it is"
-    assert i18n.missing == {}
+    assert context.current().missing == {}
 
 
 def test_a_text_asked_for_outside_a_page_is_reported_as_such(zh, catalogue_in):
     catalogue_in({"zh.json": {}})
     i18n.t("bitwise equal")
-    assert i18n.missing == {("zh", "bitwise equal"): {"?"}}
+    assert context.current().missing == {("zh", "bitwise equal"): {"?"}}
 
 
 def test_when_a_longer_pattern_cannot_translate_what_it_captured_a_shorter_one_is_tried(zh, catalogue_in):
@@ -445,15 +443,14 @@ def test_the_language_of_a_windows_path_is_its_folder():
 def test_a_contradicted_claim_reads_in_the_pages_language_with_its_measured_words_translated(zh, catalogue_in,
                                                                                             monkeypatch):
     catalogue_in({"zh.json": {"contradicted by this build": "与本次构建的测量矛盾", "the CPU": "CPU"}})
-    monkeypatch.setattr(claims, "collect_contradictions", True)
-    monkeypatch.setattr(claims, "contradicted", [])
+    monkeypatch.setattr(context.current(), "collect_contradictions", True)
     monkeypatch.setattr(claims, "_on_other_machines", lambda outcome: "")
     outcome = claims.Check(name="p.c", condition="x > 1", holds=False, values={"device": "the CPU", "x": 0})
     text = claims.say(outcome, "在 {device} 上 x 为 {x}")
     assert text.startswith('<span class="pitfalls-claim pitfalls-claim--contradicted" tabindex="0" role="button"')
     assert '>在 CPU 上 x 为 0 <em>— 与本次构建的测量矛盾</em></span>' in text
-    assert claims.contradicted[0]["sentence"] == "在 CPU 上 x 为 0"
-    assert i18n.missing == {}
+    assert context.current().contradicted[0]["sentence"] == "在 CPU 上 x 为 0"
+    assert context.current().missing == {}
 
 
 def test_the_exact_advice_when_the_cjk_font_is_missing(monkeypatch):
@@ -493,7 +490,7 @@ def test_a_figures_cache_key_follows_the_chinese_catalogue_but_not_its_order(mon
     key = functools.partial(render._figure_key, result, "alt", "draw-digest")
     english = key()
     assert asked == [], "an English figure's key needs no catalogue"
-    monkeypatch.setattr(i18n, "language", "zh")
+    monkeypatch.setattr(context.current(), "language", "zh")
     chinese = key()
     assert chinese != english and asked == ["zh"]
     catalogues["zh"] = ({"b": "乙", "a": "甲"}, ())

@@ -8,9 +8,12 @@ import logging
 import sys
 import textwrap
 
+from pathlib import Path
+
 import pytest
 
 from snippets.lab import ExperimentError, cache, environment
+from snippets.lab import context
 
 
 @pytest.fixture()
@@ -244,7 +247,7 @@ def test_refresh_timing_reruns_only_timing_experiments(private_cache, package, m
 
 def test_unknown_parameter_is_a_clear_error(private_cache, package, monkeypatch):
     module, _ = package
-    monkeypatch.setattr(cache, "current_page", "some-page.md")
+    monkeypatch.setattr(context.current(), "page", "some-page.md")
     with pytest.raises(ExperimentError) as error:
         cache.run(module.double, y=3)
     message = str(error.value)
@@ -328,7 +331,7 @@ def test_an_entry_lives_in_the_experiments_folder_named_by_its_key(private_cache
     result = cache.run(module.double, x=3)
     key = cache.cache_key(module.double, {"x": 3}, result.fingerprint)
     assert [p.relative_to(private_cache) for p in private_cache.rglob("*.json")] == \
-        [cache.Path("cachetestpkg.exp.double") / f"{key[:24]}.json"]
+        [Path("cachetestpkg.exp.double") / f"{key[:24]}.json"]
 
 
 def test_modules_the_experiment_refers_to_are_in_its_digest(package):
@@ -442,13 +445,13 @@ def test_running_and_finishing_are_logged(private_cache, package, fixed_time, ca
 
 def test_experiments_run_on_a_page_are_recorded(private_cache, package, monkeypatch):
     module, _ = package
-    monkeypatch.setattr(cache, "ran_on_page", {})
+    monkeypatch.setattr(context.current(), "ran", {})
     cache.run(module.double)
-    assert cache.ran_on_page == {}
-    monkeypatch.setattr(cache, "current_page", "steps.md")
+    assert context.current().ran == {}
+    monkeypatch.setattr(context.current(), "page", "steps.md")
     cache.run(module.double)
     cache.run(module.constant)
-    assert cache.ran_on_page == {"steps.md": {"cachetestpkg.exp.double", "cachetestpkg.exp.constant"}}
+    assert context.current().ran == {"steps.md": {"cachetestpkg.exp.double", "cachetestpkg.exp.constant"}}
 
 
 # ---- what is refused -----------------------------------------------------------------------------------------
@@ -459,7 +462,7 @@ def test_a_result_that_is_not_a_dict_is_refused(private_cache, package, monkeypa
     with pytest.raises(ExperimentError) as error:
         cache.run(module.listed)
     assert str(error.value) == "experiment cachetestpkg.exp.listed returned list, not a dict"
-    monkeypatch.setattr(cache, "current_page", "p.md")
+    monkeypatch.setattr(context.current(), "page", "p.md")
     with pytest.raises(ExperimentError) as error:
         cache.run(module.listed)
     assert str(error.value) == "[page p.md] experiment cachetestpkg.exp.listed returned list, not a dict"
@@ -493,7 +496,7 @@ def test_a_plain_function_is_named_in_the_error(private_cache, monkeypatch):
     with pytest.raises(ExperimentError) as error:
         cache.run(plain)
     assert str(error.value) == f"{plain!r} is not an experiment (decorate it with @experiment())"
-    monkeypatch.setattr(cache, "current_page", "p.md")
+    monkeypatch.setattr(context.current(), "page", "p.md")
     with pytest.raises(ExperimentError, match=r"^\[page p\.md\] <function"):
         cache.run(plain)
 
@@ -544,7 +547,7 @@ def test_store_text_writes_a_temporary_file_beside_the_target_then_renames_it(tm
     real_replace = cache.os.replace
 
     def replace(source, destination):
-        renamed.append((cache.Path(source), cache.Path(destination), cache.Path(source).read_bytes()))
+        renamed.append((Path(source), Path(destination), Path(source).read_bytes()))
         real_replace(source, destination)
 
     monkeypatch.setattr(cache.os, "replace", replace)
@@ -574,7 +577,7 @@ def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
     target = tmp_path / "entry.json"
 
     def interrupted(source, destination):
-        cache.Path(source).unlink()  # gone already: the clean-up must not fail on it
+        Path(source).unlink()  # gone already: the clean-up must not fail on it
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cache.os, "replace", interrupted)
@@ -631,7 +634,7 @@ def test_every_word_for_none_refreshes_nothing(private_cache, package, monkeypat
 def test_refreshed_keys_are_remembered_only_under_refresh(private_cache, package, monkeypatch):
     module, _ = package
     cache.run(module.double)
-    assert cache._refreshed == set()
+    assert context.current().refreshed == set()
     monkeypatch.setenv("REFRESH", "1")
     cache.run(module.double)
-    assert cache._refreshed == {cache.cache_key(module.double, {"x": 1}, environment.fingerprint())}
+    assert context.current().refreshed == {cache.cache_key(module.double, {"x": 1}, environment.fingerprint())}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from snippets.lab import Check, ClaimError, cache, check, say
+from snippets.lab import context
 from snippets.lab import claims
 from snippets.lab.claims import show_value
 
@@ -19,8 +20,8 @@ def registry(monkeypatch):
 
 @pytest.fixture()
 def on_page(monkeypatch):
-    monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
-    monkeypatch.setattr(claims, "_claims_on_page", {})
+    monkeypatch.setattr(context.current(), "page", "loader-overhead.md")
+    monkeypatch.setattr(context.current(), "claims", {})
 
 
 def _ratio_check():
@@ -194,7 +195,7 @@ def test_say_takes_a_check_outcome_only(on_page):
         say(True, "sentence")  # type: ignore[arg-type]
     assert str(raised.value) == "say() takes the Check a check returned, got bool on page docs/loader-overhead.md"
     with pytest.raises(TypeError, match=r"^say\(\) takes the Check a check returned, got function$"):
-        cache.current_page = None
+        context.current().page = None
         say(_ratio_check, "sentence")  # type: ignore[arg-type]
 
 

@@ -17,6 +17,7 @@ import pytest
 
 import snippets.experiments
 from snippets.lab import cache, provenance
+from snippets.lab import context, render
 from snippets.lab.cache import Result
 
 MEASURE = '''
@@ -80,9 +81,9 @@ def fakepage(tmp_path, monkeypatch):
     (package / "figures.py").write_text("def draw():\n    return 'figure'\n")
     (package / "tools.py").write_text("def deep(x):\n    return x\n\n\ndef unused():\n    return 0\n")
     monkeypatch.setattr(snippets.experiments, "__path__", [*snippets.experiments.__path__, str(tmp_path)])
-    monkeypatch.setattr(cache, "current_page", None)
-    monkeypatch.setattr(provenance, "shown_on_page", {})
-    monkeypatch.setattr(provenance, "_helpers_on_page", {})
+    monkeypatch.setattr(context.current(), "page", None)
+    monkeypatch.setattr(context.current(), "shown", {})
+    monkeypatch.setattr(context.current(), "printed", {})
     monkeypatch.delenv("REPO_URL", raising=False)
     monkeypatch.delenv("REPO_REF", raising=False)
     monkeypatch.delenv("REPO_BRANCH", raising=False)
@@ -222,7 +223,7 @@ def test_a_panel_lists_what_it_calls_the_recipes_drawing_and_checks(fakepage, pr
 
 
 def _panel_with(body: str) -> str:
-    return f'<details><summary>s</summary><p>line</p>\n{provenance._deferrable(body)}\n</details>'
+    return f'<details><summary>s</summary><p>line</p>\n{render.deferrable(body)}\n</details>'
 
 
 def test_deferred_sources_leave_the_page_and_the_panel_links_them():
@@ -261,7 +262,7 @@ def test_a_collapsed_listing_becomes_a_code_panel_whose_code_leaves_the_page():
     page = f"<p>before</p>\n{LISTING}\n<details class=\"note\"><summary>other</summary>\n<p>kept</p>\n</details>"
     panels = provenance.listings(page)
     assert panels == (f'<p>before</p>\n<details class="example pitfalls-code pitfalls-listing" data-search-exclude>'
-                      f'<summary>snippets/recipe.py</summary>\n{provenance._deferrable(body)}\n</details>\n'
+                      f'<summary>snippets/recipe.py</summary>\n{render.deferrable(body)}\n</details>\n'
                       '<details class="note"><summary>other</summary>\n<p>kept</p>\n</details>')
     deferred, bodies = provenance.defer(panels, "../code/")
     assert bodies == {key: body} and "def recipe" not in deferred and "<p>kept</p>" in deferred
@@ -300,7 +301,7 @@ def test_a_panel_without_recipes_helpers_or_drawings_is_just_the_source(fakepage
 
 def test_helpers_shown_earlier_on_the_page_are_named_not_repeated(fakepage, private_cache, monkeypatch):
     everything = 1 + len(_reached(fakepage.measured))
-    monkeypatch.setattr(cache, "current_page", "fake.md")
+    monkeypatch.setattr(context.current(), "page", "fake.md")
     first = provenance.code_panel(_result(fakepage))
     second = provenance.code_panel(_result(fakepage))
     assert first.count('<span class="filename">') == everything and second.count('<span class="filename">') == 1
@@ -310,8 +311,8 @@ def test_helpers_shown_earlier_on_the_page_are_named_not_repeated(fakepage, priv
     assert third.count('<span class="filename">') == 2, "the new helper is shown, the one shown before is named"
     assert "def fresh_one" in __import__("html").unescape(re.sub(r"<[^>]+>", "", third))
     assert "<p>Shown in an earlier panel on this page: <code>fakepage.tools.deep</code>.</p>" in third
-    assert provenance.shown_on_page == {"fake.md": {"fakepage.measured", "fakepage.third"}}
-    monkeypatch.setattr(cache, "current_page", "other.md")
+    assert context.current().shown == {"fake.md": {"fakepage.measured", "fakepage.third"}}
+    monkeypatch.setattr(context.current(), "page", "other.md")
     assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == everything
 
 
@@ -319,7 +320,7 @@ def test_outside_a_page_every_panel_shows_its_helpers(fakepage, private_cache):
     everything = 1 + len(_reached(fakepage.measured))
     provenance.code_panel(_result(fakepage))
     assert provenance.code_panel(_result(fakepage)).count('<span class="filename">') == everything
-    assert provenance._helpers_on_page == {} and provenance.shown_on_page == {}
+    assert context.current().printed == {} and context.current().shown == {}
 
 
 @pytest.mark.parametrize("bad, name", [({"value": 1}, "dict"), (None, "NoneType")])

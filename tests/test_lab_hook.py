@@ -20,6 +20,7 @@ from mkdocs.exceptions import PluginError
 from conftest import ROOT
 
 from snippets.lab import cache, environment, mkdocs_hook as hook
+from snippets.lab import context, render
 
 
 def _jupyter_plugin(**options):
@@ -59,18 +60,18 @@ def test_the_notebook_cache_is_keyed_by_the_environment(fresh_hook, tmp_path, mo
     assert folder.parent == cache.cache_dir().parent / "notebooks"
     assert len(folder.name) == 16 and int(folder.name, 16) >= 0
     assert folder == _folder_for(environment.fingerprint())
-    assert fresh_hook._executed_dir == folder / "executed"
+    assert fresh_hook._session.executed_dir == folder / "executed"
     assert "cache" not in jupyter.config or jupyter.config["cache"] is not False
 
     # Another machine (here: another thread count) gets another folder; the same one in any key order the same.
     other = {**environment.fingerprint(), "threads": 999}
     monkeypatch.setattr(environment, "fingerprint", lambda: other)
-    monkeypatch.setattr(hook, "_builds", 0)
+    monkeypatch.setattr(hook._session, "builds", 0)
     again = _jupyter_plugin()
     fresh_hook.on_config(_config(tmp_path, again))
     assert Path(again.config["cache_dir"]) != folder and Path(again.config["cache_dir"]) == _folder_for(other)
     monkeypatch.setattr(environment, "fingerprint", lambda: dict(reversed(other.items())))
-    monkeypatch.setattr(hook, "_builds", 0)
+    monkeypatch.setattr(hook._session, "builds", 0)
     reordered = _jupyter_plugin()
     fresh_hook.on_config(_config(tmp_path, reordered))
     assert reordered.config["cache_dir"] == again.config["cache_dir"]
@@ -154,7 +155,7 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
             self.notebook.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
 
     monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
-    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(42)\n")
     convert = hook._keep_executed(lambda path, **options: calls.append((path, options)) or "<html>")
@@ -170,7 +171,7 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
     convert(str(source), execute=True, kernel_name="other", allow_errors=True)
     assert len(executed) == 1, "executed again although this source's executed copy exists"
     assert calls == [(str(target), {"execute": False, "kernel_name": "other", "allow_errors": True})]
-    monkeypatch.setattr(hook, "_reexecute", True)  # REFRESH=1: executed again, with the options given
+    monkeypatch.setattr(hook._session, "reexecute", True)  # REFRESH=1: executed again, with the options given
     convert(str(source), execute=True, kernel_name="other", allow_errors=True)
     assert executed[-1]["kernel_name"] == "other" and executed[-1]["allow_errors"] is True
 
@@ -207,7 +208,7 @@ def _notebook_page(tmp_path, src="notebooks/question.py"):
 
 
 def test_the_executed_notebook_is_published_beside_its_page(fresh_hook, tmp_path, monkeypatch):
-    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
     page = _notebook_page(tmp_path)
     cache.store_text(hook._executed_path(page.file.abs_src_path), '{"cells": []}')
     assert fresh_hook.on_post_page("<html>", page, None) == "<html>"
@@ -216,7 +217,7 @@ def test_the_executed_notebook_is_published_beside_its_page(fresh_hook, tmp_path
 
 
 def test_a_missing_executed_notebook_stops_the_build_naming_the_page(fresh_hook, tmp_path, monkeypatch):
-    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
     page = _notebook_page(tmp_path)
     with pytest.raises(PluginError) as raised:
         fresh_hook.on_post_page("<html>", page, None)
@@ -228,7 +229,7 @@ def test_a_missing_executed_notebook_stops_the_build_naming_the_page(fresh_hook,
 @pytest.mark.parametrize("src, executed_dir", [("index.md", True), ("notebooks/other.md", True),
                                                ("scripts/run.py", True), ("notebooks/question.py", False)])
 def test_other_pages_publish_no_notebook(fresh_hook, tmp_path, monkeypatch, caplog, src, executed_dir):
-    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed" if executed_dir else None)
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed" if executed_dir else None)
     page = _notebook_page(tmp_path, src)
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
         assert fresh_hook.on_post_page("out", page, None) == "out"
@@ -236,7 +237,7 @@ def test_other_pages_publish_no_notebook(fresh_hook, tmp_path, monkeypatch, capl
 
 
 def test_a_generated_page_without_a_source_publishes_no_notebook(fresh_hook, monkeypatch):
-    monkeypatch.setattr(hook, "_executed_dir", Path("/nonexistent"))
+    monkeypatch.setattr(hook._session, "executed_dir", Path("/nonexistent"))
     page = SimpleNamespace(file=SimpleNamespace(abs_src_path=None, src_path="notebooks/x.py", abs_dest_path="/x"))
     assert fresh_hook.on_post_page("out", page, None) == "out"
 
@@ -251,11 +252,11 @@ def _page(src_path: str, url: str | None = None):
 
 
 def test_the_page_being_built_is_known_between_markdown_and_content(fresh_hook, monkeypatch):
-    monkeypatch.setattr(cache, "ran_on_page", {})
+    monkeypatch.setattr(context.current(), "ran", {})
     assert fresh_hook.on_page_markdown("# Title", _page("update-steps.md")) == "# Title"
-    assert cache.current_page == "update-steps.md"
+    assert context.current().page == "update-steps.md"
     assert fresh_hook.on_page_content("<h1>Title</h1>", _page("update-steps.md")) == "<h1>Title</h1>"
-    assert cache.current_page is None
+    assert context.current().page is None
 
 
 def test_the_filter_names_the_page_in_warnings_of_markdown_exec(fresh_hook, tmp_path):
@@ -263,8 +264,8 @@ def test_the_filter_names_the_page_in_warnings_of_markdown_exec(fresh_hook, tmp_
     fresh_hook.on_config(_config(tmp_path))
     logger = logging.getLogger(hook._EXEC_LOGGER)
     [name_page] = [f for f in logger.filters if isinstance(f, hook._NamePage)]
-    lab_cache = sys.modules["snippets.lab.cache"]  # the second build imported it afresh
-    lab_cache.current_page = "seeding-order.md"
+    build = sys.modules["snippets.lab.context"].current()  # the second build imported the lab afresh
+    build.page = "seeding-order.md"
 
     def record(level, msg="Execution of python code block exited with errors"):
         return logging.LogRecord(hook._EXEC_LOGGER, level, __file__, 1, msg, None, None)
@@ -274,20 +275,20 @@ def test_the_filter_names_the_page_in_warnings_of_markdown_exec(fresh_hook, tmp_
     assert warning.msg == "[page docs/seeding-order.md] Execution of python code block exited with errors"
     assert error.msg.startswith("[page docs/seeding-order.md] ")
     assert info.msg == "Execution of python code block exited with errors"
-    lab_cache.current_page = None
+    build.page = None
     outside = record(logging.WARNING)
     assert name_page.filter(outside) is True and outside.msg == "Execution of python code block exited with errors"
     # Each warning (not the info) is a failure of its page, which stops the build when the page is complete.
     failed = "exec block (without an id) exited with errors"
-    assert hook._failures == {"seeding-order.md": [failed, failed], "": [failed]}
+    assert hook._session.failures == {"seeding-order.md": [failed, failed], "": [failed]}
 
 
 def test_a_failing_block_stops_the_build_at_its_page_with_its_id_and_exception(fresh_hook, tmp_path, monkeypatch):
-    monkeypatch.setattr(cache, "ran_on_page", {})  # nothing an earlier test ran on that page
+    monkeypatch.setattr(context.current(), "ran", {})  # nothing an earlier test ran on that page
     fresh_hook.on_config(_config(tmp_path))
     logger = logging.getLogger(hook._EXEC_LOGGER)
     assert logger.level == logging.WARNING, "under mkdocs -q the block's warning would never be made"
-    cache.current_page = "loader-overhead.md"
+    context.current().page = "loader-overhead.md"
     logger.warning("Execution of python code block 'loader-x' exited with errors\n\nCode block is:\n\n    raise E\n\n"
                    "Output is:\n\n    Traceback (most recent call last):\n      File x\n    ValueError: no good\n")
     fresh_hook.on_page_content("<p>other page</p>", _page("index.md"))  # another page is not stopped by it
@@ -295,15 +296,15 @@ def test_a_failing_block_stops_the_build_at_its_page_with_its_id_and_exception(f
         fresh_hook.on_page_content("<p>Traceback</p>", _page("loader-overhead.md"))
     assert str(raised.value) == ("page docs/loader-overhead.md failed (1 problem); nothing was published:\n"
                                  "  - exec block 'loader-x' exited with errors: ValueError: no good")
-    assert hook._failures == {}
+    assert hook._session.failures == {}
 
 
 def test_a_page_that_runs_an_experiment_without_showing_its_code_stops_the_build(fresh_hook, monkeypatch, caplog):
     from snippets.lab import provenance
 
-    monkeypatch.setattr(cache, "ran_on_page", {"steps.md": {"steps.curves", "steps.noise", "steps.arith"},
+    monkeypatch.setattr(context.current(), "ran", {"steps.md": {"steps.curves", "steps.noise", "steps.arith"},
                                                "other.md": {"x.y"}})
-    monkeypatch.setattr(provenance, "shown_on_page", {"steps.md": {"steps.noise"}})
+    monkeypatch.setattr(context.current(), "shown", {"steps.md": {"steps.noise"}})
     fresh_hook.on_page_content("", _page("index.md"))
     why = [f"runs experiment {name} but never shows its code: print present(result, renderer) or "
            "code_panel(result) from snippets.lab beside what it produced" for name in ("steps.arith", "steps.curves")]
@@ -315,7 +316,7 @@ def test_a_page_that_runs_an_experiment_without_showing_its_code_stops_the_build
 
 
 def test_a_build_error_names_the_page(fresh_hook, monkeypatch, caplog):
-    monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
+    monkeypatch.setattr(context.current(), "page", "loader-overhead.md")
     with caplog.at_level(logging.ERROR, logger="mkdocs.plugins.pitfalls"):
         fresh_hook.on_build_error(FileNotFoundError("snippets/nope.py"))
     assert _pitfalls_records(caplog) == [
@@ -334,12 +335,13 @@ def test_a_build_error_outside_a_page_adds_nothing(fresh_hook, caplog):
 def test_the_first_build_keeps_the_imported_modules_and_later_ones_import_afresh(fresh_hook, tmp_path):
     first = sys.modules["snippets.lab.cache"]
     fresh_hook.on_config(_config(tmp_path))
-    assert sys.modules["snippets.lab.cache"] is first and hook._builds == 1
-    first._refreshed.add("refreshed by the first build")
+    assert sys.modules["snippets.lab.cache"] is first and hook._session.builds == 1
+    sys.modules["snippets.lab.context"].current().refreshed.add("refreshed by the first build")
     fresh_hook.on_config(_config(tmp_path))
     second = sys.modules["snippets.lab.cache"]
-    assert second is not first and hook._builds == 2
-    assert "refreshed by the first build" in second._refreshed
+    assert second is not first and hook._session.builds == 2
+    assert "refreshed by the first build" in sys.modules["snippets.lab.context"].current().refreshed, \
+        "REFRESH does not re-run, in a rebuild, what the first build re-ran"
 
 
 def test_purge_forgets_every_snippets_module(fresh_hook):
@@ -352,8 +354,7 @@ def test_purge_forgets_every_snippets_module(fresh_hook):
     finally:
         del sys.modules["snippets_lookalike"]
     assert set(names) == before and "snippets.step_budget" in names
-    assert "snippets.step_budget" not in sys.modules
-    assert "snippets.lab.cache" in sys.modules, "the cache is imported again at once, to carry REFRESH over"
+    assert "snippets.step_budget" not in sys.modules and "snippets.lab.cache" not in sys.modules
 
 
 # ---- more of the hook's contract ---------------------------------------------------------------------------------
@@ -409,7 +410,7 @@ def _no_execution(monkeypatch) -> None:
 
 def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(tmp_path, monkeypatch, caplog):
     _no_execution(monkeypatch)
-    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "not" / "yet" / "there")
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "not" / "yet" / "there")
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
     convert = hook._keep_executed(lambda nb_path, **options: "<html>")
@@ -419,10 +420,15 @@ def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(tmp_path, monke
     assert hook._executed_path(str(source)).is_file()
 
 
-def test_purge_works_before_the_cache_was_ever_imported(fresh_hook):
-    del sys.modules["snippets.lab.cache"]
-    fresh_hook.purge_snippets()
-    assert sys.modules["snippets.lab.cache"]._refreshed == set()
+def test_a_new_build_is_a_new_context_that_keeps_what_this_process_refreshed(fresh_hook, tmp_path):
+    fresh_hook.on_config(_config(tmp_path))
+    first = sys.modules["snippets.lab.context"].current()
+    first.page, first.ran["a.md"] = "a.md", {"x"}
+    first.refreshed.add("key")
+    fresh_hook.on_config(_config(tmp_path))
+    second = sys.modules["snippets.lab.context"].current()
+    assert second is not first and second.page is None and second.ran == {}
+    assert second.refreshed == {"key"} and second.refreshed is hook._session.refreshed
 
 
 # ---- code panels' sources, out of the pages -----------------------------------------------------------------
@@ -431,15 +437,15 @@ def test_purge_works_before_the_cache_was_ever_imported(fresh_hook):
 def test_panel_sources_leave_each_page_for_the_code_folder(fresh_hook, tmp_path, monkeypatch):
     from snippets.lab import provenance
 
-    monkeypatch.setattr(cache, "ran_on_page", {})
-    panel = f"<details><summary>s</summary>{provenance._deferrable('<pre>def measured(): ...</pre>')}</details>"
+    monkeypatch.setattr(context.current(), "ran", {})
+    panel = f"<details><summary>s</summary>{render.deferrable('<pre>def measured(): ...</pre>')}</details>"
     key = next(iter(provenance.defer(panel, "")[1]))
     topic = fresh_hook.on_page_content(panel, _page("update-steps.md"))
-    other = f"<details><summary>s</summary>{provenance._deferrable('<pre>def other(): ...</pre>')}</details>"
+    other = f"<details><summary>s</summary>{render.deferrable('<pre>def other(): ...</pre>')}</details>"
     home = fresh_hook.on_page_content(panel + other, _page("index.md"))
     assert f'data-src="../code/{key}.html"' in topic and f'href="../code/{key}.html"' in topic
     assert f'data-src="code/{key}.html"' in home and "def measured" not in topic + home
-    assert len(hook._code) == 2 and hook._code[key] == "<pre>def measured(): ...</pre>"
+    assert len(hook._session.code) == 2 and hook._session.code[key] == "<pre>def measured(): ...</pre>"
 
     site = tmp_path / "site"
     for sheet in ("assets/stylesheets/main.abc.min.css", "assets/stylesheets/palette.def.min.css",
@@ -450,7 +456,7 @@ def test_panel_sources_leave_each_page_for_the_code_folder(fresh_hook, tmp_path,
                              site_name="Pitfalls")
     fresh_hook.on_post_build(config)
     written = sorted(path.name for path in (site / "code").iterdir())
-    assert written == sorted(f"{k}.html" for k in hook._code)
+    assert written == sorted(f"{k}.html" for k in hook._session.code)
     document = (site / "code" / f"{key}.html").read_text(encoding="utf-8")
     assert "<pre>def measured(): ...</pre>" in document and "<title>Code behind a result — Pitfalls</title>" in document
     assert ('<link rel="stylesheet" href="../assets/stylesheets/main.abc.min.css"><link rel="stylesheet" '
@@ -462,16 +468,16 @@ def test_panel_sources_leave_each_page_for_the_code_folder(fresh_hook, tmp_path,
 def test_each_build_writes_only_its_own_panels(fresh_hook, tmp_path, monkeypatch):
     from snippets.lab import provenance
 
-    monkeypatch.setattr(cache, "ran_on_page", {})
+    monkeypatch.setattr(context.current(), "ran", {})
     fresh_hook.on_config(_config(tmp_path))
-    fresh_hook.on_page_content(provenance._deferrable("old"), _page("a.md"))
-    assert len(hook._code) == 1
+    fresh_hook.on_page_content(render.deferrable("old"), _page("a.md"))
+    assert len(hook._session.code) == 1
     fresh_hook.on_config(_config(tmp_path))
-    assert hook._code == {}, "a rebuild starts with no panels"
+    assert hook._session.code == {}, "a rebuild starts with no panels"
 
 
 def test_a_page_with_claims_explains_the_marks_once_after_its_title(fresh_hook, monkeypatch):
-    monkeypatch.setattr(cache, "ran_on_page", {})
+    monkeypatch.setattr(context.current(), "ran", {})
     page = '<h1 id="t">Title</h1><p>Intro <span class="pitfalls-claim" tabindex="0">x</span> and ' \
            '<span class="pitfalls-claim pitfalls-claim--undecided">y</span></p>'
     shown = fresh_hook.on_page_content(page, _page("loader-overhead.md"))
@@ -559,24 +565,24 @@ def test_an_executed_notebook_goes_into_the_recording_being_made(fresh_hook, tmp
     from snippets.lab import machines
 
     _no_execution(monkeypatch)
-    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
-    kept = []
-    monkeypatch.setattr(machines, "keep_notebook", lambda source, executed: kept.append((source, executed)))
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
+    monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
+    monkeypatch.delenv("PITFALLS_RECORD_PREVIOUS", raising=False)
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
     hook._keep_executed(lambda nb_path, **options: "<p>")(str(source), execute=True)
-    assert kept == [(source, hook._executed_path(str(source)))]
+    kept = tmp_path / "rec" / "notebooks"
+    assert sorted(p.name for p in kept.iterdir()) == ["question.ipynb", "question.source-digest"]
+    assert (kept / "question.ipynb").read_bytes() == hook._executed_path(str(source)).read_bytes()
 
 
 def test_recorded_machines_tables_are_drawn_with_the_sites_markdown(fresh_hook, tmp_path, monkeypatch):
     from snippets.lab import machines
 
-    seen = []
-    monkeypatch.setattr(machines, "use_markdown", lambda extensions, configs: seen.append((extensions, configs)))
     config = _config(tmp_path)
     config.markdown_extensions, config.mdx_configs = ["tables", "toc"], {"toc": {"permalink": True}}
     fresh_hook.on_config(config)
-    assert seen == [(["tables", "toc"], {"toc": {"permalink": True}})]
+    assert sys.modules["snippets.lab.context"].current().markdown == (["tables", "toc"], {"toc": {"permalink": True}})
 
 
 def test_a_frozen_build_keeps_its_notebooks_apart_from_this_machines(fresh_hook, tmp_path, monkeypatch):
@@ -587,7 +593,7 @@ def test_a_frozen_build_keeps_its_notebooks_apart_from_this_machines(fresh_hook,
     assert jupyter.config["cache_dir"] == str(_folder_for(environment.fingerprint()))
     monkeypatch.setenv("FROZEN", "1")
     monkeypatch.setattr(machines, "primary", lambda: SimpleNamespace(manifest={"label": "box"}))
-    monkeypatch.setattr(hook, "_builds", 0)  # as a new process: keep the patched modules
+    monkeypatch.setattr(hook._session, "builds", 0)  # as a new process: keep the patched modules
     jupyter = _jupyter_plugin()
     fresh_hook.on_config(_config(tmp_path, jupyter))
     assert jupyter.config["cache_dir"] == str(_folder_for({"frozen": {"label": "box"}}))
@@ -596,7 +602,7 @@ def test_a_frozen_build_keeps_its_notebooks_apart_from_this_machines(fresh_hook,
 def test_the_code_folder_is_made_in_a_new_site_and_rebuilt_over_an_old_one(fresh_hook, tmp_path):
     site = tmp_path / "new" / "site"
     config = SimpleNamespace(site_dir=str(site), extra_css=[], site_name="Pitfalls")
-    hook._code["k"] = "<pre>µ — π</pre>"
+    hook._session.code["k"] = "<pre>µ — π</pre>"
     fresh_hook.on_post_build(config)
     fresh_hook.on_post_build(config)
     assert "<pre>µ — π</pre>" in (site / "code" / "k.html").read_text(encoding="utf-8")
@@ -605,7 +611,7 @@ def test_the_code_folder_is_made_in_a_new_site_and_rebuilt_over_an_old_one(fresh
 def test_a_failure_outside_a_page_stops_at_once_and_other_warnings_read_as_one_line(fresh_hook):
     with pytest.raises(PluginError, match=r"^the results folder cannot be read$"):
         fresh_hook.fail(None, "the results folder cannot be read")
-    assert fresh_hook._failures == {}
+    assert fresh_hook._session.failures == {}
     assert fresh_hook._summary("") == "a warning without a message"
     assert fresh_hook._summary("  A plain warning\nwith details\n") == "A plain warning"
     assert fresh_hook._summary("Execution of python code block 'b' exited with unexpected code 3\n\n"

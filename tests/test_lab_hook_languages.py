@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from snippets.lab import cache, claims, i18n, mkdocs_hook as hook, timing
+from snippets.lab import context
 
 
 class _Plugins(dict):
@@ -68,23 +69,23 @@ def test_the_second_language_keeps_the_code_as_imported_and_the_first_ones_contr
     monkeypatch.setattr(hook, "purge_snippets", lambda: purged.append(1))
     plugin = _i18n("en")
     config = _config(plugin)
-    hook._contradicted[("c", "m")] = {"pages": []}
-    hook._code["k"] = "body"
+    hook._session.contradicted[("c", "m")] = {"pages": []}
+    hook._session.code["k"] = "body"
     assert hook.on_config(config) is config
-    assert purged == [] and hook._builds == 1, "the first build of a process imports nothing afresh"
-    assert hook._contradicted == {}, "a new build forgets the last build's contradictions"
-    assert i18n.language == "en" and hook._code == {}
-    hook._contradicted[("c", "m")] = {"pages": [("a.md", "s")]}
-    hook._code["k"] = "body"
+    assert purged == [] and hook._session.builds == 1, "the first build of a process imports nothing afresh"
+    assert hook._session.contradicted == {}, "a new build forgets the last build's contradictions"
+    assert i18n.language() == "en" and hook._session.code == {}
+    hook._session.contradicted[("c", "m")] = {"pages": [("a.md", "s")]}
+    hook._session.code["k"] = "body"
     plugin.current_language = "zh"
     hook.on_config(config)
-    assert purged == [] and hook._builds == 2, "between languages the code stays as imported"
-    assert hook._contradicted == {("c", "m"): {"pages": [("a.md", "s")]}}, "raised once, after the last language"
-    assert i18n.language == "zh" and hook._code == {}, "each language writes its own panels"
+    assert purged == [] and hook._session.builds == 2, "between languages the code stays as imported"
+    assert hook._session.contradicted == {("c", "m"): {"pages": [("a.md", "s")]}}, "raised once, after the last language"
+    assert i18n.language() == "zh" and hook._session.code == {}, "each language writes its own panels"
     plugin.current_language = "en"
     hook.on_config(config)
-    assert purged == [1] and hook._contradicted == {}, "a rebuild (mkdocs serve) imports the code as it is now"
-    assert i18n.language == "en"
+    assert purged == [1] and hook._session.contradicted == {}, "a rebuild (mkdocs serve) imports the code as it is now"
+    assert i18n.language() == "en"
 
 
 def test_the_notebook_pages_are_cached_apart_per_language(fresh_hook, tmp_path, monkeypatch):
@@ -105,7 +106,7 @@ def test_the_notebook_pages_are_cached_apart_per_language(fresh_hook, tmp_path, 
         hook._configure_notebooks(config, jupyter)
         folders[language] = Path(jupyter.config["cache_dir"])
     assert folders["zh"] == folders["en"] / "pages-zh"
-    assert hook._executed_dir == folders["en"] / "executed", "one execution, shared by the languages"
+    assert hook._session.executed_dir == folders["en"] / "executed", "one execution, shared by the languages"
 
 
 # --- remembered intervals ---------------------------------------------------------------------------------------
@@ -118,7 +119,7 @@ def test_an_interval_is_bootstrapped_once_per_input_and_handed_out_as_a_copy(mon
         return {"ratio": numerator["n"] / denominator["n"], "confidence": confidence}
 
     monkeypatch.setattr(timing, "_ratio", bootstrap)
-    monkeypatch.setattr(hook, "_ratios", {})
+    monkeypatch.setattr(hook._session, "ratios", {})
     hook._remember_ratios()
     hook._remember_ratios()  # wrapped once
     assert timing._ratio.pitfalls_remembered is True
@@ -131,7 +132,7 @@ def test_an_interval_is_bootstrapped_once_per_input_and_handed_out_as_a_copy(mon
     timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=20)
     timing._ratio({"n": 4}, {"n": 2}, confidence=0.95, resamples=10)
     assert calls == [(2, 4, 0.95, 10), (2, 4, 0.9, 10), (2, 4, 0.95, 20), (4, 2, 0.95, 10)]
-    assert len(hook._ratios) == 4
+    assert len(hook._session.ratios) == 4
     assert inspect.getclosurevars(timing._ratio).nonlocals["original"] is bootstrap, "wrapped once, not twice"
     timing._ratio({"n": 2, "unit": "s"}, {"n": 4}, confidence=0.95, resamples=10)
     timing._ratio({"unit": "s", "n": 2}, {"n": 4}, confidence=0.95, resamples=10)
@@ -161,7 +162,7 @@ def _page(src_path: str, abs_src_path: str | None = None):
 
 
 def test_alternate_links_leave_every_page_and_notebook_anchors_are_unquoted(monkeypatch):
-    monkeypatch.setattr(hook, "_executed_dir", None)
+    monkeypatch.setattr(hook._session, "executed_dir", None)
     head = ('<head>\n  <link rel="alternate" href="/" hreflang="en">\n  <link rel="alternate" href="/zh/" '
             'hreflang="zh">\n<title>t</title>')
     body = ('<h2 id="%E9%97%AE%E9%A2%98">问题<a href="#%E9%97%AE%E9%A2%98">¶</a></h2>'
@@ -176,7 +177,7 @@ def test_alternate_links_leave_every_page_and_notebook_anchors_are_unquoted(monk
 
 def _twins(tmp_path, monkeypatch) -> Path:
     """docs/notebooks/q.py and its Chinese twin, same code; executed copies kept under tmp_path/executed."""
-    monkeypatch.setattr(hook, "_executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
     docs = tmp_path / "docs"
     (docs / "zh" / "notebooks").mkdir(parents=True)
     (docs / "notebooks").mkdir()
@@ -220,7 +221,7 @@ def test_the_converter_renders_a_translated_notebook_from_its_twins_one_executio
     import nbclient
 
     monkeypatch.setattr(nbclient, "NotebookClient", Client)
-    monkeypatch.setattr(hook, "_reexecute", False)
+    monkeypatch.setattr(hook._session, "reexecute", False)
 
     def original(path, **options):
         rendered.append((Path(path).name, options))
@@ -243,13 +244,13 @@ def test_the_converter_renders_a_translated_notebook_from_its_twins_one_executio
 # --- pages in Chinese -------------------------------------------------------------------------------------------
 
 def test_a_chinese_page_reads_as_one_paragraph_an_english_one_is_left_as_written(fresh_hook, monkeypatch):
-    monkeypatch.setattr(claims, "collect_contradictions", False)
+    monkeypatch.setattr(context.current(), "collect_contradictions", False)
     markdown = "第一行，\n第二行。\n"
     assert hook.on_page_markdown(markdown, _page("zh/seeding-order.md")) == "第一行，第二行。\n"
-    assert i18n.language == "zh" and cache.current_page == "zh/seeding-order.md"
-    assert claims.collect_contradictions is True, "claims are collected during a build, raised at its end"
+    assert i18n.language() == "zh" and context.current().page == "zh/seeding-order.md"
+    assert context.current().collect_contradictions is True, "claims are collected during a build, raised at its end"
     assert hook.on_page_markdown(markdown, _page("seeding-order.md")) == markdown
-    assert i18n.language == "en"
+    assert i18n.language() == "en"
 
 
 @pytest.mark.parametrize("markdown, joined", [
@@ -272,12 +273,11 @@ def test_chinese_lines_join_outside_code_only(markdown, joined):
 def test_each_contradicted_check_is_one_line_naming_every_page_that_states_it(fresh_hook, tmp_path, monkeypatch):
     from mkdocs.exceptions import PluginError
 
-    monkeypatch.setattr(claims, "contradicted", [])
     for page, check, sentence in (("a.md", "p.one", "one"), ("zh/a.md", "p.one", "一"), ("a.md", "p.two", "two")):
-        claims.contradicted.append({"check": check, "condition": "x > 1", "measured": "x = 0", "page": page,
+        context.current().contradicted.append({"check": check, "condition": "x > 1", "measured": "x = 0", "page": page,
                                     "sentence": sentence})
         hook.on_page_content("<h1>T</h1>", SimpleNamespace(file=SimpleNamespace(src_path=page), url=""))
-    assert claims.contradicted == []
+    assert context.current().contradicted == []
     with pytest.raises(PluginError) as raised:
         hook.on_post_build(_config(site_dir=str(tmp_path), extra_css=[], site_name="S"))
     assert str(raised.value) == (
@@ -291,7 +291,7 @@ def test_a_missing_translation_stops_the_build_at_its_page_once(fresh_hook, monk
 
     from mkdocs.exceptions import PluginError
 
-    monkeypatch.setattr(i18n, "missing", {("zh", "bitwise equal"): {"zh/a.md", "zh/b.md"}})
+    monkeypatch.setattr(context.current(), "missing", {("zh", "bitwise equal"): {"zh/a.md", "zh/b.md"}})
     page = SimpleNamespace(file=SimpleNamespace(src_path="zh/a.md"), url="zh/a/")
     why = "no zh translation for 'bitwise equal': add it to a zh.json catalogue (snippets/lab/i18n.py)"
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"), pytest.raises(PluginError) as raised:
@@ -300,7 +300,7 @@ def test_a_missing_translation_stops_the_build_at_its_page_once(fresh_hook, monk
     assert hook.on_page_content("<h1>T</h1>", page).startswith("<h1>T</h1>"), "said once, for its page"
     errors = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.pitfalls"]
     assert errors == [f"[page docs/zh/a.md] {why}"]
-    assert i18n.missing == {("zh", "bitwise equal"): {"zh/b.md"}}, "the other page is stopped on its own build"
+    assert context.current().missing == {("zh", "bitwise equal"): {"zh/b.md"}}, "the other page is stopped on its own build"
 
 
 def test_a_contradiction_is_raised_after_the_last_language_only(fresh_hook, tmp_path, monkeypatch):
@@ -308,22 +308,22 @@ def test_a_contradiction_is_raised_after_the_last_language_only(fresh_hook, tmp_
 
     plugin = _i18n("en")
     config = _config(plugin, site_dir=str(tmp_path / "site"), extra_css=[], site_name="S")
-    hook._contradicted[("p.c", "x = 0")] = {"check": "p.c", "condition": "x > 1", "measured": "x = 0",
+    hook._session.contradicted[("p.c", "x = 0")] = {"check": "p.c", "condition": "x > 1", "measured": "x = 0",
                                            "pages": [("a.md", "x is 0")]}
     hook.on_post_build(config)
-    assert (tmp_path / "site" / "code").is_dir() and hook._contradicted
+    assert (tmp_path / "site" / "code").is_dir() and hook._session.contradicted
     plugin.current_language = "zh"
     with pytest.raises(PluginError) as raised:
         hook.on_post_build(config)
     assert str(raised.value) == ("Claim contradicted: check p.c (x > 1) does not hold — measured: x = 0 — stated on "
                                  "page docs/a.md: 'x is 0'")
-    assert hook._contradicted == {}, "raised once"
+    assert hook._session.contradicted == {}, "raised once"
     hook.on_post_build(config)  # nothing left to raise
 
 
 def test_a_panels_page_in_chinese_is_titled_in_chinese(fresh_hook, tmp_path):
     config = _config(_i18n("zh"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S")
-    hook._code["k"] = "<pre>x</pre>"
+    hook._session.code["k"] = "<pre>x</pre>"
     hook.on_post_build(config)
     document = (tmp_path / "site" / "code" / "k.html").read_text(encoding="utf-8")
     assert '<html lang="zh">' in document

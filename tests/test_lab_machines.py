@@ -5,12 +5,15 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
+from pathlib import Path
 
 import pytest
 
 import snippets.experiments
 from snippets.lab import ClaimError, cache, check, environment, machines, say
+from snippets.lab import context, store
 from snippets.lab.claims import CHECKS
 
 MEASURE = '''
@@ -27,6 +30,7 @@ def facts(n: int = 3) -> dict:
     return {"n": n}
 '''
 
+CLEAN = ("c0ffee" * 6 + "c0ffee"[:4], [])  # a commit, and no change from it
 HERE = {"torch": "2.13.0", "device": "cpu", "device_name": "CPU (here)", "cpu": "here", "threads": 2}
 THERE = {"torch": "2.13.0", "device": "cuda", "device_name": "NVIDIA H200", "cpu": "there", "threads": 16}
 
@@ -42,13 +46,14 @@ def lab(tmp_path, monkeypatch, private_cache):
     monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.delenv("FROZEN", raising=False)
     monkeypatch.delenv("PITFALLS_RECORD", raising=False)
-    monkeypatch.setattr(cache, "current_page", None)
-    monkeypatch.setattr(cache, "_refreshed", set())
+    monkeypatch.setattr(context.current(), "page", None)
+    monkeypatch.setattr(context.current(), "refreshed", set())
     _as_machine(monkeypatch, HERE)
-    machines._recordings.cache_clear()
+    monkeypatch.setattr(machines, "tree_state", lambda: CLEAN)
+    store.forget()
     module = importlib.import_module("snippets.experiments.machpage.measure")
     yield module
-    machines._recordings.cache_clear()
+    store.forget()
     for name in [n for n in sys.modules if n.startswith("snippets.experiments.machpage")]:
         del sys.modules[name]
 
@@ -57,21 +62,30 @@ def _as_machine(monkeypatch, fp):
     monkeypatch.setattr(environment, "fingerprint", lambda: dict(fp))
 
 
-def _record(monkeypatch, lab, label, fp, *, n=3, replace=False):
-    """``make record`` with the build replaced by running the two experiments (as the pages would)."""
+def _record(monkeypatch, lab, label, fp, *, n=3, replace=False, refresh=False, tree=CLEAN, ran=None,
+            **options):
+    """``make record`` with the build replaced by running the two experiments (as the pages would); ``ran``
+    collects what each build measured."""
     _as_machine(monkeypatch, fp)
 
     def build(staging, env):
-        assert env["REFRESH"] == "1" and env["PITFALLS_RECORD"] == str(staging)
-        monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
-        monkeypatch.setattr(cache, "_refreshed", set())
-        cache.run(lab.speed, n=n)
-        cache.run(lab.facts, n=n)
-        monkeypatch.delenv("PITFALLS_RECORD")
+        assert env["PITFALLS_RECORD"] == str(staging) and env.get("REFRESH") == ("1" if refresh else None)
+        for name in ("PITFALLS_RECORD", "PITFALLS_RECORD_PREVIOUS", "REFRESH"):
+            if env.get(name):
+                monkeypatch.setenv(name, env[name])
+            else:
+                monkeypatch.delenv(name, raising=False)
+        with context.using():
+            measured = [cache.run(lab.speed, n=n), cache.run(lab.facts, n=n)]
+        if ran is not None:
+            ran.append(sorted(r.experiment for r in measured if not r.cached))
+        for name in ("PITFALLS_RECORD", "PITFALLS_RECORD_PREVIOUS", "REFRESH"):
+            monkeypatch.delenv(name, raising=False)
 
-    target = machines.record(label, replace=replace, build=build)
+    monkeypatch.setattr(machines, "tree_state", lambda: tree)
+    done = machines.record(label, replace=replace, refresh=refresh, build=build, **options)
     _as_machine(monkeypatch, HERE)
-    return target
+    return done.target
 
 
 def test_a_recording_holds_a_manifest_and_one_diffable_file_per_result(lab, monkeypatch, tmp_path):
@@ -153,7 +167,7 @@ def _corrupt(folder, name, text):
 def test_a_corrupt_or_foreign_manifest_is_left_out_naming_the_file(lab, monkeypatch, text, message):
     target = _record(monkeypatch, lab, "box", THERE)
     _corrupt(target, "manifest.json", text)
-    machines._recordings.cache_clear()
+    store.forget()
     assert machines.recordings() == ()
     [(name, why)] = machines.refused()
     assert name == "box" and why.startswith("results/box/manifest.json") and message in why, why
@@ -168,17 +182,17 @@ def test_a_corrupt_result_file_leaves_its_recording_out_naming_the_file(lab, mon
     [entry_file] = (target / "machpage.speed").iterdir()
     entry = json.loads(entry_file.read_text())
     entry_file.write_text(json.dumps({**entry, "value": [1]}))
-    machines._recordings.cache_clear()
+    store.forget()
     assert machines.recordings() == ()
     assert machines.refused() == (("box", f"results/box/machpage.speed/{entry_file.name}: value: expected a JSON "
                                           "object, found list"),)
     entry_file.write_text(json.dumps({**entry, "params": {"n": 5}}))
-    machines._recordings.cache_clear()
+    store.forget()
     [(_, why)] = machines.refused()
     assert why == (f"results/box/machpage.speed/{entry_file.name}: holds machpage.speed({{'n': 5}}), whose file is "
-                   f"{machines.params_key({'n': 5})}.json")
+                   f"{store.params_key({'n': 5})}.json")
     entry_file.write_text(json.dumps({**entry, "params": {"m": 5}}))
-    machines._recordings.cache_clear()
+    store.forget()
     [(_, why)] = machines.refused()
     assert why.endswith("params.m: machpage.speed has no parameter 'm'")
 
@@ -186,11 +200,11 @@ def test_a_corrupt_result_file_leaves_its_recording_out_naming_the_file(lab, mon
 def test_a_stale_recording_is_named_with_its_commit_and_left_out(lab, monkeypatch):
     _record(monkeypatch, lab, "gpu-h200", THERE)
     rec = machines.recordings()[0]
-    result, why = machines.lookup(rec, lab.speed, {"n": 3})
+    result, why = cache.from_recording(rec, lab.speed, {"n": 3})
     assert result.value["ratio"] == 3.0 and result.fingerprint == THERE and why == ""
-    assert machines.lookup(rec, lab.speed, {"n": 8}) == (None, "not recorded on gpu-h200")
+    assert cache.from_recording(rec, lab.speed, {"n": 8}) == (None, "not recorded on gpu-h200")
     monkeypatch.setattr(cache, "source_digest", lambda func: "edited since")
-    result, why = machines.lookup(rec, lab.speed, {"n": 3})
+    result, why = cache.from_recording(rec, lab.speed, {"n": 3})
     assert result is None and why.startswith("recorded on gpu-h200 with an older version of this experiment (commit ")
     assert "make record MACHINE=gpu-h200" in why
     here = cache.run(lab.speed, n=3)
@@ -259,7 +273,7 @@ def test_a_claim_says_on_which_machines_it_holds_and_fails_there_without_failing
     value = json.loads(entry.read_text())
     value["value"]["ratio"] = 2.5
     entry.write_text(json.dumps(value))
-    machines._recordings.cache_clear()
+    store.forget()
     text = say(ratio_check(here), "The ratio is {ratio:.0f}")  # holds here, fails on "small": no error
     assert "pitfalls-machines--fails" in text and "fails on small (ratio = 2.5)" in text and "holds on big" in text
 
@@ -278,11 +292,11 @@ def test_a_frozen_build_reads_the_leading_recording_and_runs_nothing(lab, monkey
         cache.run(lab.speed, n=3)
     (machines.results_dir() / "primary").write_text("gpu-h200\n")
     ran = []
-    monkeypatch.setattr(cache, "_store", lambda path, entry: ran.append(path))
+    monkeypatch.setattr(store.LocalStore, "put", lambda self, *args: ran.append(args))
     result = cache.run(lab.speed, n=3)
     assert result.fingerprint == THERE and result.cached and not ran
     assert [rec.label for rec in machines.others()] == ["cpu-2core"] and machines.primary().label == "gpu-h200"
-    monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
+    monkeypatch.setattr(context.current(), "page", "loader-overhead.md")
     with pytest.raises(cache.ExperimentError) as missing:
         cache.run(lab.speed, n=11)
     assert str(missing.value) == ("FROZEN=1: page docs/loader-overhead.md: experiment machpage.speed(n=11) is not "
@@ -311,16 +325,16 @@ def _record_with_notebook(lab, monkeypatch, tmp_path) -> tuple:
     def build(staging, env):
         monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
         cache.run(lab.facts, n=1)
-        machines.keep_notebook(source, executed)
+        store.writer().keep_notebook(source, executed)
         monkeypatch.delenv("PITFALLS_RECORD")
 
-    return source, machines.record("box", build=build)
+    return source, machines.record("box", build=build).target
 
 
 def test_frozen_notebooks_must_be_recorded_and_current(lab, monkeypatch, tmp_path):
     source, _ = _record_with_notebook(lab, monkeypatch, tmp_path)
     rec = machines.recordings()[0]
-    assert rec.manifest["notebooks"] == {"question": machines.notebook_digest(source)}
+    assert rec.manifest["notebooks"] == {"question": store.notebook_digest(source)}
     assert not list((rec.path / "notebooks").glob("*.source-digest")), "the digests live in the manifest"
     monkeypatch.setenv("FROZEN", "1")
     import nbformat
@@ -400,49 +414,43 @@ def test_make_record_says_what_it_recorded(monkeypatch, tmp_path, capsys):
     (target / "sub" / "a.json").write_bytes(b"y" * 1025)  # 2,561 bytes: 2.501 KiB, printed as 3
     calls = []
 
-    def fake_record(label, *, replace=False):
-        calls.append((label, replace))
-        return target
+    changed = [True]
+
+    def fake_record(label, *, replace=False, refresh=False, allow_dirty=False):
+        calls.append((label, replace, refresh, allow_dirty))
+        return machines.Recorded(target, 4 if changed[0] else 0, 7, changed[0])
 
     monkeypatch.setattr(machines, "record", fake_record)
-    monkeypatch.setattr(cache, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr(store, "PROJECT_ROOT", tmp_path)
     assert machines.main(["laptop-m2"]) == 0
-    assert calls == [("laptop-m2", False)]
-    assert capsys.readouterr().out == "Recorded results/laptop-m2/: 2 files, 3 KiB. Commit it to share it.\n"
-    assert machines.main(["laptop-m2", "--replace"]) == 0 and calls[-1] == ("laptop-m2", True)
+    assert calls == [("laptop-m2", False, False, False)]
+    assert capsys.readouterr().out == ("Recorded results/laptop-m2/: 4 results measured, 7 carried over; 2 files, "
+                                       "3 KiB. Commit it to share it.\n")
+    assert machines.main(["laptop-m2", "--replace"]) == 0 and calls[-1] == ("laptop-m2", True, False, False)
+    assert machines.main(["laptop-m2", "--refresh", "--allow-dirty"]) == 0
+    assert calls[-1] == ("laptop-m2", False, True, True)
+    capsys.readouterr()
+    changed[0] = False
+    assert machines.main(["laptop-m2"]) == 0
+    assert capsys.readouterr().out == "results/laptop-m2/ is current: nothing measured, 7 results as recorded.\n"
 
 
 def test_make_record_explains_itself_and_its_refusals(monkeypatch, capsys, help_of):
     text = help_of(machines.main)
-    assert text.startswith("usage: make record [-h] [--replace] label")
-    assert (" label Record this machine's results into results/<label>/. positional arguments: label the machine's "
+    assert text.startswith("usage: make record [-h] [--replace] [--refresh] [--allow-dirty] label")
+    assert (" label Record this machine's results into results/<label>/: what is missing or was measured by other "
+            "code is measured, the rest is kept as it is. positional arguments: label the machine's "
             "label, e.g. laptop-m2 (MACHINE=…) options:") in text
     assert "--replace replace a recording made on another machine" in text
+    assert "--refresh measure everything again (REFRESH=1)" in text
+    assert "--allow-dirty record from a tree with uncommitted changes (ALLOW_DIRTY=1)" in text
 
-    def refuse(label, *, replace=False):
+    def refuse(label, **options):
         raise machines.ArchiveError("results/x was recorded on another machine")
 
     monkeypatch.setattr(machines, "record", refuse)
     assert machines.main(["x"]) == 2
     assert capsys.readouterr().err == "make record: results/x was recorded on another machine\n"
-
-
-def test_the_recorded_commit_says_whether_the_tree_was_clean(monkeypatch, tmp_path):
-    import subprocess
-
-    monkeypatch.setattr(cache, "PROJECT_ROOT", tmp_path)
-    assert machines._commit() == "unknown", "not a git repository"
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    (tmp_path / "a.txt").write_text("one")
-    subprocess.run([*git, "add", "a.txt"], cwd=tmp_path, check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], cwd=tmp_path, check=True)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
-    assert machines._commit() == head
-    (tmp_path / "new.txt").write_text("untracked files do not make it dirty")
-    assert machines._commit() == head
-    (tmp_path / "a.txt").write_text("two")
-    assert machines._commit() == head + "-dirty"
 
 
 def test_a_folders_size_counts_its_files_at_every_depth(tmp_path):
@@ -473,7 +481,7 @@ def test_the_environment_pages_table_of_machines_in_full(lab, monkeypatch):
 
 
 def test_machine_tabs_are_materials_content_tabs(monkeypatch):
-    monkeypatch.setattr(machines, "_tab_sets", 0)
+    monkeypatch.setattr(context.current(), "tab_sets", 0)
     html_ = machines.tabs([("a<b", "<p>one</p>"), ("c", "<p>two</p>")])
     assert html_ == (
         '<div class="tabbed-set tabbed-alternate pitfalls-machines__tabs" data-tabs="1:2">'
@@ -505,11 +513,11 @@ def test_the_leading_machine_is_named_or_the_only_one(lab, monkeypatch):
 
 
 def test_a_recordings_manifest_names_everything_it_holds(lab, monkeypatch):
-    monkeypatch.setattr(machines, "_commit", lambda: "0123456789abcdef-dirty")
-    target = _record(monkeypatch, lab, "gpu-h200", THERE)
+    monkeypatch.setattr(machines, "diff_digest", lambda changed: "f" * 16)
+    target = _record(monkeypatch, lab, "gpu-h200", THERE, tree=("0123456789abcdef", ["code.py"]), allow_dirty=True)
     manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["format"] == machines.FORMAT and manifest["label"] == "gpu-h200"
-    assert manifest["fingerprint"] == THERE and manifest["commit"] == "0123456789abcdef-dirty"
+    assert manifest["fingerprint"] == THERE and manifest["commit"] == "0123456789abcdef-dirty-" + "f" * 16
     assert manifest["python"] == sys.version.split()[0]
     assert manifest["recorded_at"].endswith("+00:00") and len(manifest["recorded_at"]) == 25
     assert manifest["experiments"] == {"machpage.speed": cache.source_digest(lab.speed.func),
@@ -550,18 +558,17 @@ def test_the_recording_build_is_a_strict_build_of_this_project(monkeypatch, tmp_
 
 
 def test_a_recorded_result_is_read_back_whole_or_said_stale(lab, monkeypatch):
-    monkeypatch.setattr(machines, "_commit", lambda: "fedcba9876543210")
-    _record(monkeypatch, lab, "gpu-h200", THERE, n=4)
+    _record(monkeypatch, lab, "gpu-h200", THERE, n=4, tree=("fedcba9876543210", []))
     (rec,) = machines.recordings()
     entry = rec.entry("machpage.speed", {"n": 4})
-    found, why = machines.lookup(rec, lab.speed, {"n": 4})
+    found, why = cache.from_recording(rec, lab.speed, {"n": 4})
     assert why == "" and found.cached and found.exp is lab.speed and found.timing == lab.speed.timing
     assert (found.value, found.experiment, found.params, found.fingerprint, found.computed_at, found.elapsed_s) == (
         entry["value"], "machpage.speed", entry["params"], THERE, entry["computed_at"], entry["elapsed_s"])
-    assert machines.lookup(rec, lab.speed, {"n": 5}) == (None, "not recorded on gpu-h200")
+    assert cache.from_recording(rec, lab.speed, {"n": 5}) == (None, "not recorded on gpu-h200")
     real = cache.source_digest
     monkeypatch.setattr(cache, "source_digest", lambda func: "edited" if func is lab.speed.func else real(func))
-    assert machines.lookup(rec, lab.speed, {"n": 4}) == (None, (
+    assert cache.from_recording(rec, lab.speed, {"n": 4}) == (None, (
         f"recorded on gpu-h200 with an older version of this experiment (commit fedcba987654, "
         f"{rec.manifest['recorded_at'][:10]}); re-record it with make record MACHINE=gpu-h200"))
 
@@ -579,16 +586,16 @@ def test_results_live_in_the_projects_results_folder_unless_told_otherwise(monke
 def test_a_results_file_name_is_16_hex_digits_of_the_parameters_in_any_order():
     import torch
 
-    key = machines.params_key({"n": 3, "m": 4})
+    key = store.params_key({"n": 3, "m": 4})
     assert len(key) == 16 and int(key, 16) >= 0
-    assert key == machines.params_key({"m": 4, "n": 3}), "the order parameters were given in does not matter"
-    assert key != machines.params_key({"n": 3, "m": 5})
-    device = machines.params_key({"device": torch.device("cpu")})  # not JSON: written by its repr
-    assert device == machines.params_key({"device": torch.device("cpu")}) != machines.params_key({"device": "cpu"})
+    assert key == store.params_key({"m": 4, "n": 3}), "the order parameters were given in does not matter"
+    assert key != store.params_key({"n": 3, "m": 5})
+    device = store.params_key({"device": torch.device("cpu")})  # not JSON: written by its repr
+    assert device == store.params_key({"device": torch.device("cpu")}) != store.params_key({"device": "cpu"})
 
 
 def test_recorded_json_is_sorted_one_key_per_line_and_keeps_unicode():
-    assert machines._dump({"b": 1, "a": "µs", "c": {"z": 0, "y": [1]}}) == (
+    assert store.dump({"b": 1, "a": "µs", "c": {"z": 0, "y": [1]}}) == (
         '{\n "a": "µs",\n "b": 1,\n "c": {\n  "y": [\n   1\n  ],\n  "z": 0\n }\n}\n')
 
 
@@ -640,31 +647,9 @@ def test_a_frozen_build_names_the_missing_experiment_with_all_its_parameters(lab
     _record(monkeypatch, lab, "box", THERE)
     monkeypatch.setenv("FROZEN", "1")
     with pytest.raises(cache.ExperimentError) as error:
-        machines.frozen_result(lab.speed, {"n": 11, "label": "x"})
+        cache._frozen_result(lab.speed, {"n": 11, "label": "x"})
     assert str(error.value) == ("FROZEN=1: experiment machpage.speed(n=11, label='x') is not recorded on box; "
                                 "a frozen build runs nothing")
-
-
-def test_a_kept_result_rounds_its_duration_to_milliseconds(lab, monkeypatch, tmp_path):
-    monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
-    result = cache.run(lab.speed, n=4)
-    machines.keep(cache.Result(result.value, result.experiment, result.params, result.fingerprint,
-                               result.computed_at, 1.23456, True, exp=lab.speed))
-    [kept] = (tmp_path / "rec" / "machpage.speed").iterdir()
-    assert json.loads(kept.read_text())["elapsed_s"] == 1.235
-
-
-def test_notebooks_are_kept_into_a_new_folder_and_beside_each_other(monkeypatch, tmp_path):
-    folder = tmp_path / "not" / "yet"
-    monkeypatch.setenv("PITFALLS_RECORD", str(folder))
-    executed = tmp_path / "executed.ipynb"
-    executed.write_text('{"cells": []}')
-    for name in ("one.py", "two.py"):
-        (tmp_path / name).write_text(f"# {name}\n")
-        machines.keep_notebook(tmp_path / name, executed)
-    assert sorted(p.name for p in (folder / "notebooks").iterdir()) == [
-        "one.ipynb", "one.source-digest", "two.ipynb", "two.source-digest"]
-    assert (folder / "notebooks" / "two.ipynb").read_text() == '{"cells": []}'
 
 
 def test_a_frozen_notebook_needs_the_manifests_digest(lab, monkeypatch, tmp_path):
@@ -673,23 +658,12 @@ def test_a_frozen_notebook_needs_the_manifests_digest(lab, monkeypatch, tmp_path
     manifest["commit"] = "0123456789abcdef"
     del manifest["notebooks"]
     (target / "manifest.json").write_text(json.dumps(manifest))
-    machines._recordings.cache_clear()
+    store.forget()
     monkeypatch.setenv("FROZEN", "1")
     with pytest.raises(machines.ArchiveError) as error:
         machines.frozen_notebook(source)
     assert str(error.value) == ("FROZEN=1: notebook question.py changed since box recorded it (commit "
                                 "0123456789ab); re-record with make record MACHINE=box")
-
-
-def test_recorded_tables_are_drawn_with_the_sites_markdown_extensions(monkeypatch):
-    monkeypatch.setattr(machines, "_EXTENSIONS", machines._EXTENSIONS)
-    monkeypatch.setattr(machines, "_EXTENSION_CONFIGS", machines._EXTENSION_CONFIGS)
-    extensions = ["toc"]
-    machines.use_markdown(extensions, {"toc": {"permalink": "#"}})
-    extensions.append("tables")  # a copy is kept
-    assert machines._html("## Title") == ('<h2 id="title">Title<a class="headerlink" href="#title" '
-                                          'title="Permanent link">#</a></h2>')
-    assert "<table>" not in machines._html("| a |\n|---|\n| 1 |")
 
 
 def test_recordings_are_drawn_joined_and_missing_ones_listed(lab, monkeypatch):
@@ -699,7 +673,7 @@ def test_recordings_are_drawn_joined_and_missing_ones_listed(lab, monkeypatch):
     manifest = json.loads(manifest_path.read_text())
     manifest["commit"] = "0123456789abcdef"
     manifest_path.write_text(json.dumps(manifest))
-    machines._recordings.cache_clear()
+    store.forget()
     here = cache.run(lab.speed, n=3)
     shown = machines.compare(here, [lambda r: "first", lambda r: "second"])
     assert "<p>first</p>\n<p>second</p>" in shown
@@ -743,46 +717,8 @@ def test_the_machines_table_counts_every_stale_and_unknown_experiment(lab, monke
     manifest["experiments"] = {"machpage.speed": [old, manifest["experiments"]["machpage.speed"]],
                                "machpage.facts": old, "machpage.gone": old}
     (target / "manifest.json").write_text(json.dumps(manifest))
-    machines._recordings.cache_clear()
+    store.forget()
     assert "| 1 current, 2 stale | shown beside them |" in machines.overview()
-
-
-def test_the_commit_is_unknown_when_either_git_question_fails(monkeypatch, tmp_path):
-    import subprocess
-
-    monkeypatch.setattr(cache, "PROJECT_ROOT", tmp_path)
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    assert machines._commit() == "unknown", "a repository without a commit has no HEAD"
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "one"], cwd=tmp_path, check=True)
-    assert len(machines._commit()) == 40
-    real = subprocess.run
-
-    def status_fails(command, **kwargs):
-        if command[1] == "status":
-            command = ["git", "status", "--no-such-option"]
-        return real(command, **kwargs)
-
-    monkeypatch.setattr(subprocess, "run", status_fails)
-    assert machines._commit() == "unknown"
-
-
-def test_a_changed_recording_leaves_the_commit_clean_and_changed_code_does_not(monkeypatch, tmp_path):
-    import subprocess
-
-    monkeypatch.setattr(cache, "PROJECT_ROOT", tmp_path)
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    (tmp_path / "results" / "box").mkdir(parents=True)
-    (tmp_path / "results" / "box" / "manifest.json").write_text("{}")
-    (tmp_path / "code.py").write_text("x = 1\n")
-    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "one"], cwd=tmp_path, check=True)
-    head = machines._commit()
-    (tmp_path / "results" / "box" / "manifest.json").write_text('{"recorded": "again"}')
-    assert machines._commit() == head and len(head) == 40, "another machine's new recording is not code"
-    (tmp_path / "code.py").write_text("x = 2\n")
-    assert machines._commit() == head + "-dirty"
 
 
 def test_make_record_refuses_another_machines_label_by_default(lab, monkeypatch):
@@ -796,40 +732,6 @@ def test_make_record_refuses_another_machines_label_by_default(lab, monkeypatch)
     assert "extra: 'only there' there, None here" in str(error.value)
 
 
-def test_make_record_stages_in_a_hidden_folder_without_frozen(lab, monkeypatch, tmp_path):
-    monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(tmp_path / "deep" / "er" / "results"))
-    monkeypatch.setenv("FROZEN", "1")
-    seen = {}
-
-    def build(staging, env):
-        seen.update(parent=staging.parent, name=staging.name, frozen=env.get("FROZEN"))
-        for source in ("digest-a", "digest-b"):  # two versions of one experiment in one recording
-            entry = {"format": 1, "experiment": "machpage.speed", "params": {"n": len(source)}, "source": source,
-                     "computed_at": "2026-01-01T00:00:00+00:00", "elapsed_s": 0.1, "value": {}}
-            cache.store_text(staging / "machpage.speed" / f"{source}.json", json.dumps(entry))
-
-    target = machines.record("box", build=build)
-    assert seen["parent"] == tmp_path / "deep" / "er" / "results" and seen["name"].startswith(".staging-box-")
-    assert seen["frozen"] is None, "a recording measures; it never reads recordings"
-    assert json.loads((target / "manifest.json").read_text())["experiments"] == {
-        "machpage.speed": ["digest-a", "digest-b"]}
-
-    def nothing(staging, env):
-        pass
-
-    with pytest.raises(machines.ArchiveError) as error:
-        machines.record("empty", build=nothing)
-    assert str(error.value) == "the build ran no experiment: nothing to record"
-
-
-def test_a_result_from_the_cache_is_recorded_too(lab, monkeypatch, tmp_path):
-    assert not cache.run(lab.speed, n=6).cached
-    monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
-    assert cache.run(lab.speed, n=6).cached
-    [kept] = (tmp_path / "rec" / "machpage.speed").iterdir()
-    assert json.loads(kept.read_text())["params"] == {"n": 6}
-
-
 def test_in_a_frozen_build_the_leading_machine_is_this_builds_whatever_this_machine_is(lab, monkeypatch):
     _record(monkeypatch, lab, "box", THERE)
     _record(monkeypatch, lab, "here", HERE)
@@ -839,3 +741,196 @@ def test_in_a_frozen_build_the_leading_machine_is_this_builds_whatever_this_mach
     assert "| `box` | NVIDIA H200 |" in table and "| 2 current, 0 stale | this build's results |" in table
     assert "| `here` | CPU (here) | 2 | 2.13.0 |" in table
     assert table.count("this build's results") == 1, "this machine's recording is shown beside the leading one"
+
+
+# ---- make record: from a commit, incremental, staged outside results/ ----------------------------------------------
+
+def _git_tree(tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr(store, "PROJECT_ROOT", tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    return lambda *args: subprocess.run([*git, *args], cwd=tmp_path, check=True, capture_output=True)
+
+
+def test_the_tree_state_is_its_commit_and_every_change_but_recordings(monkeypatch, tmp_path):
+    monkeypatch.setattr(store, "PROJECT_ROOT", tmp_path)
+    with pytest.raises(machines.ArchiveError, match="cannot tell which commit this tree is"):
+        machines.tree_state()  # not a git repository
+    git = _git_tree(tmp_path, monkeypatch)
+    with pytest.raises(machines.ArchiveError, match="a recording names the commit that measured it"):
+        machines.tree_state()  # a repository without a commit
+    (tmp_path / "results" / "box").mkdir(parents=True)
+    (tmp_path / "results" / "box" / "manifest.json").write_text("{}")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / ".gitignore").write_text("ignored.txt\n")
+    git("add", "-A")
+    git("commit", "-qm", "one")
+    head, changed = machines.tree_state()
+    assert len(head) == 40 and changed == []
+    (tmp_path / "results" / "box" / "manifest.json").write_text('{"recorded": "again"}')
+    (tmp_path / "ignored.txt").write_text("ignored")
+    assert machines.tree_state() == (head, []), "a new recording, or an ignored file, is not code"
+    (tmp_path / "new.py").write_text("y = 1\n")
+    assert machines.tree_state() == (head, ["new.py"]), "an untracked file can change what a build runs"
+    first = machines.diff_digest(["new.py"])
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert machines.tree_state() == (head, ["code.py", "new.py"])
+    second = machines.diff_digest(["code.py", "new.py"])
+    (tmp_path / "new.py").write_text("y = 2\n")
+    assert len({first, second, machines.diff_digest(["code.py", "new.py"])}) == 3
+    assert re.fullmatch(r"[0-9a-f]{16}", first)
+
+
+def test_a_dirty_tree_is_recorded_only_when_told_and_then_named(lab, monkeypatch):
+    dirty = ("0123456789abcdef" * 2 + "01234567", [f"snippets/f{i}.py" for i in range(7)])
+    with pytest.raises(machines.ArchiveError) as refused:
+        _record(monkeypatch, lab, "box", HERE, tree=dirty)
+    assert str(refused.value) == (
+        "the working tree differs from commit 0123456789ab (snippets/f0.py, snippets/f1.py, snippets/f2.py, "
+        "snippets/f3.py, snippets/f4.py and 2 more): a recording must come from a commit anyone can check out. "
+        "Commit first, or record anyway with ALLOW_DIRTY=1 (the manifest then names the digest of the changes)")
+    assert not machines.results_dir().exists() or not list(machines.results_dir().iterdir())
+    monkeypatch.setattr(machines, "diff_digest", lambda changed: "abcdef0123456789")
+    target = _record(monkeypatch, lab, "box", HERE, tree=dirty, allow_dirty=True)
+    assert machines.load(target).commit == dirty[0] + "-dirty-abcdef0123456789"
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_recording_twice_measures_nothing_the_second_time_and_leaves_the_files(lab, monkeypatch):
+    ran = []
+    target = _record(monkeypatch, lab, "box", HERE, ran=ran)
+    before = _snapshot(target)
+    _record(monkeypatch, lab, "box", HERE, ran=ran)
+    assert ran == [["machpage.facts", "machpage.speed"], []], "the second recording measured nothing"
+    assert _snapshot(target) == before, "not one byte of the recording changed"
+    _record(monkeypatch, lab, "box", HERE, ran=ran, refresh=True)
+    assert ran[-1] == ["machpage.facts", "machpage.speed"], "REFRESH=1 measures everything again"
+
+
+def test_an_edited_experiment_is_the_only_one_measured_again(lab, monkeypatch):
+    ran = []
+    target = _record(monkeypatch, lab, "box", HERE, ran=ran)
+    facts_before = _snapshot(target / "machpage.facts")
+    source = Path(lab.__file__)
+    source.write_text(source.read_text().replace('return {"n": n}', 'return {"n": n, "edited": True}'))
+    edited = importlib.reload(lab)
+    _record(monkeypatch, edited, "box", HERE, ran=ran)
+    assert ran[-1] == ["machpage.facts"], "speed's code did not change: carried over, not measured"
+    assert _snapshot(target / "machpage.facts") != facts_before
+    manifest = machines.load(target).manifest
+    assert manifest["experiments"]["machpage.facts"] == cache.source_digest(edited.facts.func)
+    assert manifest["experiments"]["machpage.speed"] == cache.source_digest(edited.speed.func)
+
+
+def test_make_record_stages_outside_results_and_never_reads_recordings(lab, monkeypatch, tmp_path, private_cache):
+    monkeypatch.setenv("FROZEN", "1")
+    seen = {}
+
+    def build(staging, env):
+        seen.update(parent=staging.parent, name=staging.name, frozen=env.get("FROZEN"),
+                    listing=sorted(p.name for p in machines.results_dir().iterdir())
+                    if machines.results_dir().exists() else [])
+        for source in ("a" * 64, "b" * 64):  # two versions of one experiment in one recording
+            entry = {"format": 1, "experiment": "machpage.speed", "params": {"n": 3 if source[0] == "a" else 4},
+                     "source": source, "computed_at": "2026-01-01T00:00:00+00:00", "elapsed_s": 0.1, "value": {}}
+            store.store_text(staging / "machpage.speed" / f"{source[:16]}.json", json.dumps(entry))
+
+    target = machines.record("box", build=build).target
+    assert seen["parent"] == private_cache.parent / "recording" and seen["name"].startswith("box-")
+    assert seen["listing"] == [], "nothing is written under results/ while the build runs"
+    assert seen["frozen"] is None, "a recording measures; it never reads recordings"
+    assert json.loads((target / "manifest.json").read_text())["experiments"] == {
+        "machpage.speed": ["a" * 64, "b" * 64]}
+    assert list((private_cache.parent / "recording").iterdir()) == [], "no staging folder is left"
+    with pytest.raises(machines.ArchiveError) as error:
+        machines.record("empty", build=lambda staging, env: None)
+    assert str(error.value) == "the build ran no experiment: nothing to record"
+
+
+def test_an_interrupted_recording_leaves_the_previous_one_as_it_was(lab, monkeypatch, private_cache):
+    target = _record(monkeypatch, lab, "box", HERE)
+    before = _snapshot(target)
+
+    def interrupted(staging, env):
+        monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
+        monkeypatch.setenv("REFRESH", "1")
+        cache.run(lab.facts, n=9)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        machines.record("box", build=interrupted)
+    monkeypatch.delenv("PITFALLS_RECORD")
+    assert _snapshot(target) == before
+    assert sorted(p.name for p in machines.results_dir().iterdir()) == ["box"]
+    assert list((private_cache.parent / "recording").iterdir()) == []
+
+
+def test_a_failed_swap_puts_the_old_recording_back(lab, monkeypatch, tmp_path):
+    target = _record(monkeypatch, lab, "box", HERE)
+    before = _snapshot(target)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    real = machines._move
+
+    def refuse_the_new_one(source, destination):
+        if source == staging:
+            raise OSError("disk full")
+        real(source, destination)
+
+    monkeypatch.setattr(machines, "_move", refuse_the_new_one)
+    with pytest.raises(OSError, match="disk full"):
+        machines._swap(staging, target, tmp_path / "aside")
+    assert _snapshot(target) == before
+
+
+def test_a_recording_measures_anew_what_it_does_not_carry_over(lab, monkeypatch, tmp_path):
+    assert not cache.run(lab.speed, n=6).cached
+    monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
+    with context.using():
+        assert not cache.run(lab.speed, n=6).cached, "this machine's cache is not a recording"
+        assert cache.run(lab.speed, n=6).cached, "measured once per build"
+    [kept] = (tmp_path / "rec" / "machpage.speed").iterdir()
+    assert json.loads(kept.read_text())["params"] == {"n": 6}
+
+
+def test_a_kept_result_rounds_its_duration_to_milliseconds(lab, monkeypatch, tmp_path):
+    monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
+    clock = iter([10.0, 11.23456])
+    monkeypatch.setattr(cache.time, "perf_counter", lambda: next(clock))
+    cache.run(lab.speed, n=4)
+    [kept] = (tmp_path / "rec" / "machpage.speed").iterdir()
+    assert json.loads(kept.read_text())["elapsed_s"] == 1.235 and json.loads(kept.read_text())["format"] == 1
+
+
+def test_notebooks_are_kept_into_a_new_folder_and_beside_each_other(tmp_path):
+    folder = tmp_path / "not" / "yet"
+    executed = tmp_path / "executed.ipynb"
+    executed.write_text('{"cells": []}')
+    writer = store.Writer(folder, None)
+    for name in ("one.py", "two.py"):
+        (tmp_path / name).write_text(f"# {name}\n")
+        writer.keep_notebook(tmp_path / name, executed)
+        assert writer.reuse_notebook(tmp_path / name) is None, "nothing to carry over without a recording"
+    assert sorted(p.name for p in (folder / "notebooks").iterdir()) == [
+        "one.ipynb", "one.source-digest", "two.ipynb", "two.source-digest"]
+    assert (folder / "notebooks" / "two.ipynb").read_text() == '{"cells": []}'
+
+
+def test_a_notebook_is_carried_over_only_from_its_own_source(lab, monkeypatch, tmp_path):
+    source, target = _record_with_notebook(lab, monkeypatch, tmp_path)
+    writer = store.Writer(tmp_path / "new", machines.load(target))
+    assert writer.reuse_notebook(source) == target / "notebooks" / "question.ipynb"
+    source.write_text("# %%\nprint(2)\n")
+    assert writer.reuse_notebook(source) is None
+
+
+def test_recorded_tables_are_drawn_with_the_sites_markdown_extensions(build):
+    build.markdown = (["toc"], {"toc": {"permalink": "#"}})
+    assert machines._html("## Title") == ('<h2 id="title">Title<a class="headerlink" href="#title" '
+                                          'title="Permanent link">#</a></h2>')
+    assert "<table>" not in machines._html("| a |\n|---|\n| 1 |")

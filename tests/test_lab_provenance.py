@@ -9,6 +9,7 @@ import pytest
 
 from snippets.experiments.seeding import checks, figures, measure
 from snippets.lab import cache, code_panel, present, run
+from snippets.lab import context
 from snippets.lab import provenance
 
 
@@ -67,14 +68,14 @@ def test_repo_url_links_each_source_to_its_lines(private_cache, monkeypatch):
 
 
 def test_a_panel_records_what_the_page_showed(private_cache, monkeypatch):
-    monkeypatch.setattr(cache, "current_page", "probe.md")
-    monkeypatch.setattr(cache, "ran_on_page", {})
-    monkeypatch.setattr(provenance, "shown_on_page", {})
+    monkeypatch.setattr(context.current(), "page", "probe.md")
+    monkeypatch.setattr(context.current(), "ran", {})
+    monkeypatch.setattr(context.current(), "shown", {})
     result = run(measure.loader_between_models)
-    assert cache.ran_on_page == {"probe.md": {"seeding.loader_between_models"}}
-    assert provenance.shown_on_page == {}
+    assert context.current().ran == {"probe.md": {"seeding.loader_between_models"}}
+    assert context.current().shown == {}
     code_panel(result)
-    assert provenance.shown_on_page == {"probe.md": {"seeding.loader_between_models"}}
+    assert context.current().shown == {"probe.md": {"seeding.loader_between_models"}}
 
 
 def test_only_results_of_run_have_panels():

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT
 
 from snippets.lab import machines, recording_schema
+from snippets.lab import store
 
 REAL = ROOT / "results" / "epyc-2core"
 SCRIPT = "<script>alert(1)</script>"
@@ -27,9 +28,9 @@ def results(tmp_path, monkeypatch):
     _edit(root / "good" / "manifest.json", lambda m: m.update(label="good"))
     monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(root))
     monkeypatch.delenv("FROZEN", raising=False)
-    machines._recordings.cache_clear()
+    store.forget()
     yield root
-    machines._recordings.cache_clear()
+    store.forget()
 
 
 def _edit(path: Path, change) -> None:
@@ -166,7 +167,7 @@ def test_links_out_of_results_are_refused(results, tmp_path):
     path.symlink_to(outside)
     assert "is a symbolic link; a recording holds plain files only" in _refusal(results)
     (results / "linked").symlink_to(results / "good", target_is_directory=True)
-    machines._recordings.cache_clear()
+    store.forget()
     refused = dict(machines.refused())
     assert refused["linked"] == "results/linked: is a symbolic link; a recording is a plain folder"
 
@@ -248,7 +249,7 @@ def test_the_machines_table_escapes_what_it_shows(results, monkeypatch):
     shutil.copytree(results / "good", results / "evil")
     _edit(results / "evil" / "manifest.json", lambda m: m.update(label="evil") or m["fingerprint"].update(
         device_name=SCRIPT))
-    machines._recordings.cache_clear()
+    store.forget()
     html = machines._html(machines.overview())
     assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "CPU (x_y_z) #1 *bold* [a]" in html and "<em>" not in html

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from snippets.lab import cache
+from snippets.lab import context
 from snippets.lab.claims import CHECKS, Check, ClaimError, check, say, show_value
 
 
@@ -22,7 +23,7 @@ def test_a_holding_check_marks_the_sentence_with_readable_hover_text():
 
 
 def test_a_contradicted_check_fails_naming_page_check_condition_values_and_sentence(monkeypatch):
-    monkeypatch.setattr(cache, "current_page", "loader-overhead.md")
+    monkeypatch.setattr(context.current(), "page", "loader-overhead.md")
     with pytest.raises(ClaimError) as error:
         say(ratio_above_three(1.25), "It takes {ratio:.1f}× as long.")
     message = str(error.value)

@@ -68,14 +68,14 @@ def test_every_rebuild_after_the_first_imports_the_snippets_afresh(restored_snip
     hook = _load("snippets/lab/mkdocs_hook.py", "pitfalls_hook_under_test")
     config = SimpleNamespace(plugins={})
     hook.on_config(config)
-    first = sys.modules["snippets.lab.cache"]
-    first._refreshed.add("an experiment refreshed by the first build")
+    first = sys.modules["snippets.lab.context"]
+    first.current().refreshed.add("an experiment refreshed by the first build")
     hook.on_config(config)
-    second = sys.modules["snippets.lab.cache"]
+    second = sys.modules["snippets.lab.context"]
     assert second is not first, "the second build reused the modules imported by the first"
-    assert "an experiment refreshed by the first build" in second._refreshed, "REFRESH would re-run everything"
+    assert "an experiment refreshed by the first build" in second.current().refreshed, "REFRESH would re-run everything"
     # The hook names pages through the module the pages now import, not a stale one.
     hook.on_page_markdown("", SimpleNamespace(file=SimpleNamespace(src_path="index.md")))
-    assert second.current_page == "index.md" and first.current_page != "index.md"
+    assert second.current().page == "index.md" and first.current().page != "index.md"
     hook.on_page_content("", SimpleNamespace(file=SimpleNamespace(src_path="index.md"), url=""))
-    assert second.current_page is None
+    assert second.current().page is None

@@ -14,26 +14,18 @@ import inspect
 import json
 import logging
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable
 
-from . import code, environment
+from . import code, context, environment, store
+from .i18n import t
+from .store import PROJECT_ROOT, cache_dir, store_text  # noqa: F401 - where the lab's callers find them
 
 log = logging.getLogger("mkdocs.plugins.pitfalls")
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 FORMAT_VERSION = 1
-
-# The page being rendered, set by the MkDocs hook, so errors can name it.
-current_page: str | None = None
-# Keys computed in this process: REFRESH re-runs each experiment once per build, not once per block.
-_refreshed: set[str] = set()
-# Experiments each page ran in this build ({page: {name}}): the hook checks that each one's code is shown.
-ran_on_page: dict[str, set[str]] = {}
 
 
 class ExperimentError(RuntimeError):
@@ -89,10 +81,6 @@ class Result:
         return environment.stamp(self.fingerprint, self.computed_at)
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("PITFALLS_CACHE_DIR") or PROJECT_ROOT / ".cache" / "results")
-
-
 def source_digest(func: Callable) -> str:
     """What keys ``func``'s results: the digest of its code and of everything of the project it reaches
     (``code.reach``), exactly what its code panel shows."""
@@ -128,7 +116,8 @@ def _bind(exp: Experiment, params: dict) -> dict:
 
 
 def _where() -> str:
-    return f"[page {current_page}] " if current_page else ""
+    page = context.current().page
+    return f"[page {page}] " if page else ""
 
 
 def cache_key(exp: Experiment, params: dict, fp: dict) -> str:
@@ -144,10 +133,6 @@ def cache_key(exp: Experiment, params: dict, fp: dict) -> str:
         default=repr,
     )
     return hashlib.sha256(material.encode()).hexdigest()
-
-
-def _entry_path(exp: Experiment, key: str) -> Path:
-    return cache_dir() / exp.name / f"{key[:24]}.json"
 
 
 _REFRESH_WORDS = {"": "none", "0": "none", "no": "none", "false": "none", "off": "none",
@@ -180,57 +165,60 @@ def _wants_refresh(exp: Experiment) -> bool:
     return mode == "all"
 
 
-def _load(path: Path, key: str) -> dict | None:
-    if not path.exists():
-        return None
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))
-        if entry["key"] != key or not isinstance(entry["value"], dict):
-            raise ValueError("key or value does not match")
-        return entry
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        log.warning("Cache entry %s is corrupt (%s); recomputing", path, error)
-        return None
+def from_recording(rec: store.Recording, exp: Experiment, params: dict) -> tuple[Result | None, str]:
+    """``exp(**params)`` as recorded machine ``rec`` measured it with today's code, or None and why not ("not
+    recorded", "stale: …")."""
+    entry = rec.entry(exp.name, params)
+    if entry is None:
+        return None, t("not recorded on {label}", label=rec.label)
+    if entry["source"] != source_digest(exp.func):
+        return None, t("recorded on {label} with an older version of this experiment (commit {commit}, {date}); "
+                       "re-record it with make record MACHINE={label}", label=rec.label, commit=rec.commit[:12],
+                       date=rec.manifest["recorded_at"][:10])
+    return Result(entry["value"], exp.name, entry["params"], rec.fingerprint, entry["computed_at"],
+                  entry["elapsed_s"], exp.timing, cached=True, exp=exp), ""
 
 
-def store_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: readers see the old file or the new one, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _store(path: Path, entry: dict) -> None:
-    store_text(path, json.dumps(entry, sort_keys=True))
+def _frozen_result(exp: Experiment, params: dict) -> Result:
+    """What ``run`` returns in a frozen build: the leading machine's recording, never a computation."""
+    result, why = from_recording(store.primary(find_experiment), exp, params)
+    if result is None:
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        page = context.current().page
+        where = f"page docs/{page}: " if page else ""
+        raise ExperimentError(f"FROZEN=1: {where}experiment {exp.name}({shown}) is {why}; a frozen build "
+                              f"runs nothing")
+    return result
 
 
 def run(exp: Experiment, /, **params: Any) -> Result:
-    """Return ``exp(**params)`` from the cache, computing and storing it on a miss."""
+    """Return ``exp(**params)`` from the store, computing and storing it on a miss.
+
+    In a normal build the store is this machine's cache; with ``FROZEN=1`` it is the leading recorded machine,
+    and nothing is computed. While ``make record`` runs, a result the recording being replaced holds for
+    today's code is carried over, and anything else is measured afresh."""
     if not isinstance(exp, Experiment):
         raise ExperimentError(f"{_where()}{exp!r} is not an experiment (decorate it with @experiment())")
     params = _bind(exp, params)
-    from . import machines
-
-    if current_page:
-        ran_on_page.setdefault(current_page, set()).add(exp.name)
-    if machines.frozen():  # FROZEN=1: the recorded machines' results, never a computation
-        return machines.frozen_result(exp, params)
+    build = context.current()
+    build.ran_on(exp.name)
+    if store.frozen():  # FROZEN=1: the recorded machines' results, never a computation
+        return _frozen_result(exp, params)
     fp = environment.fingerprint()
     key = cache_key(exp, params, fp)
-    path = _entry_path(exp, key)
-    refresh = _wants_refresh(exp) and key not in _refreshed
-    entry = None if refresh else _load(path, key)
+    recording = store.writer(find_experiment)
+    if recording is not None and refresh_mode() != "all":
+        entry = recording.reuse(exp.name, source_digest(exp.func), params)
+        if entry is not None:  # recorded by today's code: carried over, not measured again
+            return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
+                          exp.timing, cached=True, exp=exp)
+    local = store.local()
+    # a recording measures what it records now, once per process
+    refresh = (_wants_refresh(exp) or recording is not None) and key not in build.refreshed
+    entry = None if refresh else local.get(exp.name, key)
     if entry is not None:
-        result = Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
-                        exp.timing, cached=True, exp=exp)
-        machines.keep(result)
-        return result
+        return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
+                      exp.timing, cached=True, exp=exp)
 
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
     log.info("pitfalls: running %s(%s)", exp.name, shown)
@@ -252,10 +240,11 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     computed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     entry = {"key": key, "experiment": exp.name, "params": params, "fingerprint": fp,
              "computed_at": computed_at, "elapsed_s": elapsed, "value": value}
-    _store(path, entry)
+    local.put(exp.name, key, entry)
     if refresh:
-        _refreshed.add(key)
+        build.refreshed.add(key)
     log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
-    result = Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)
-    machines.keep(result)  # into the recording being made by make record, if one is
-    return result
+    if recording is not None:  # into the recording being made by make record
+        recording.keep({"experiment": exp.name, "params": params, "source": source_digest(exp.func),
+                        "computed_at": computed_at, "elapsed_s": round(elapsed, 3), "value": value})
+    return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)

@@ -23,7 +23,8 @@ import html
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import cache, i18n
+from . import context, i18n, machines
+from .cache import Result
 from .i18n import t
 
 
@@ -108,7 +109,8 @@ def show_value(value: Any) -> str:
 
 
 def _where() -> str:
-    return f" on page docs/{cache.current_page}" if cache.current_page else ""
+    page = context.current().page
+    return f" on page docs/{page}" if page else ""
 
 
 def say(outcome: Check, sentence: str) -> str:
@@ -122,7 +124,7 @@ def say(outcome: Check, sentence: str) -> str:
     except (KeyError, IndexError, ValueError) as error:
         raise ClaimError(f"Claim{_where()} cannot be written: the sentence {sentence!r} uses {error} but check "
                          f"{outcome.name} measured only: {', '.join(outcome.values) or 'nothing'}") from None
-    machines = _on_other_machines(outcome)
+    others = _on_other_machines(outcome)
     source = _provenance(outcome)
     if outcome.holds is None:
         low, high = outcome.values.get("low"), outcome.values.get("high")
@@ -132,35 +134,28 @@ def say(outcome: Check, sentence: str) -> str:
                 "{measured}.{source} Re-measure on a quiet machine: REFRESH=timing make build.",
                 condition=t(outcome.condition), measured=outcome.measured(), source=source)
         return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}{interval}</em>", tip,
-                       "pitfalls-claim pitfalls-claim--undecided") + machines
+                       "pitfalls-claim pitfalls-claim--undecided") + others
     if not outcome.holds:
         message = (f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
                    f"measured: {outcome.measured()} — sentence: {text!r}")
-        if not collect_contradictions:
+        build = context.current()
+        if not build.collect_contradictions:
             raise ClaimError(message)
         # In a build of several languages the same check fails once, naming every page that states it.
-        contradicted.append({"check": outcome.name, "condition": outcome.condition, "measured": outcome.measured(),
-                             "page": cache.current_page, "sentence": text})
+        build.contradicted.append({"check": outcome.name, "condition": outcome.condition,
+                                   "measured": outcome.measured(), "page": build.page, "sentence": text})
         return _marked(outcome, f"{text} <em>— {t('contradicted by this build')}</em>", message,
-                       "pitfalls-claim pitfalls-claim--contradicted") + machines
+                       "pitfalls-claim pitfalls-claim--contradicted") + others
     tip = t("Checked when this page was built: {condition}. Measured: {measured}.{source}",
             condition=t(outcome.condition), measured=outcome.measured(), source=source)
-    return _marked(outcome, text, tip, "pitfalls-claim") + machines
-
-
-# Set by the MkDocs hook: a contradicted claim is collected here instead of raised, and the hook fails the build
-# once, after every language's pages, naming each page that states it.
-collect_contradictions = False
-contradicted: list[dict[str, Any]] = []
-
-# Claims written on each page in this build, numbering their tips ({page: count}).
-_claims_on_page: dict[str | None, int] = {}
+    return _marked(outcome, text, tip, "pitfalls-claim") + others
 
 
 def _marked(outcome: Check, text: str, tip: str, classes: str) -> str:
     """The sentence, focusable, and its tip: shown while the pointer rests on the sentence (CSS), and on a tap,
     click, Enter or Space (``assets/claims.js`` toggles it); screen readers read it as the sentence's description."""
-    number = _claims_on_page[cache.current_page] = _claims_on_page.get(cache.current_page, 0) + 1
+    build = context.current()
+    number = build.claims[build.page] = build.claims.get(build.page, 0) + 1
     tip_id = f"claim-tip-{number}"
     escaped = html.escape(tip, quote=True)
     return (f'<span class="{classes}" tabindex="0" role="button" aria-expanded="false" aria-describedby="{tip_id}" '
@@ -170,8 +165,6 @@ def _marked(outcome: Check, text: str, tip: str, classes: str) -> str:
 
 def _provenance(outcome: Check) -> str:
     """Where the measured values come from: the experiments behind the check and the machine that ran them."""
-    from .cache import Result
-
     args, kwargs = outcome.args
     results = [a for a in [*args, *kwargs.values()] if isinstance(a, Result)]
     if not results:
@@ -186,8 +179,6 @@ def _on_other_machines(outcome: Check) -> str:
     A check that fails on a recorded machine is shown failing there, with its values; it never fails the build,
     which answers for the machine that is building only.
     """
-    from . import machines
-
     verdicts = machines.elsewhere(outcome)
     if not verdicts:
         return ""

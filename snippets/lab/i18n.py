@@ -9,8 +9,8 @@ legends, stamps, warnings, code panels' captions, claims' hover texts — is Eng
 
 A catalogue key may hold fields, ``"{runs} runs"``: it then matches any text of that shape, and the fields it
 captured are themselves translated and put into the translation (``"{runs} 次运行"``). A text that needs a
-translation and has none is kept in English and remembered in :data:`missing`, with the page that asked; the
-MkDocs hook turns each into a warning, so the strict build fails and lists them all.
+translation and has none is kept in English and remembered in the build context (``context.Build.missing``),
+with the page that asked; the MkDocs hook fails the build at that page, naming each.
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from . import context
+
 LANGUAGES = {"en": "English", "zh": "简体中文"}
-DEFAULT = "en"
-# The language of the page being built (the MkDocs hook sets it for each page; outside a build, English).
-language = DEFAULT
-# Texts asked for in a language that has no translation for them: {(language, text): {page, ...}}.
-missing: dict[tuple[str, str], set[str]] = {}
+DEFAULT = context.DEFAULT_LANGUAGE
 
 _ROOT = Path(__file__).resolve().parents[1]  # the snippets package
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
@@ -120,15 +118,19 @@ def t_in(lang: str, text: str, **fields) -> str:
         if found is not None:
             out = found
         elif needs_translation(text):
-            from . import cache
-
-            missing.setdefault((lang, text), set()).add(cache.current_page or "?")
+            build = context.current()
+            build.missing.setdefault((lang, text), set()).add(build.page or "?")
     return out.format(**fields) if fields else out
 
 
 def t(text: str, **fields) -> str:
     """``text`` in the language of the page being built; ``fields`` are filled in after translating."""
-    return t_in(language, text, **fields)
+    return t_in(context.current().language, text, **fields)
+
+
+def language() -> str:
+    """The language of the page being built (English outside a build)."""
+    return context.current().language
 
 
 def language_of(src_path: str) -> str:

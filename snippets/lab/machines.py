@@ -3,23 +3,27 @@
 A *recording* is a folder ``results/<label>/`` written by ``make record MACHINE=<label>`` (``record`` below)::
 
     results/<label>/manifest.json                     label, environment fingerprint, date, git commit, and
-                                                      each experiment's source digest
-    results/<label>/<experiment>/<params>.json        one result: experiment, parameters, source digest, value
+                                                      each experiment's code digest
+    results/<label>/<experiment>/<params>.json        one result: experiment, parameters, code digest, value
     results/<label>/notebooks/<name>.ipynb            each notebook as executed there
 
 JSON with sorted keys and one key per line (diff-friendly), no absolute paths. Every build shows this machine's
 results and, beside them, each recorded machine's (``compare`` for timing tables and figures, ``elsewhere`` for
-checked claims); a machine whose fingerprint is this machine's is not shown twice. A recording made with an
-older version of an experiment (its source digest differs) is *stale*: a normal build leaves it out of that
+checked claims); a machine whose fingerprint is this machine's is not shown twice. A result recorded with an
+older version of its experiment (the digest of the code it reaches, ``code.reach``, differs) is *stale*: editing
+one experiment stales that experiment's results only. A normal build leaves a stale result out of that
 comparison and says so, naming the commit it came from — an old result drawn by today's code could be drawn
 wrongly, and a wrong figure is worse than none. ``FROZEN=1`` builds the site from the recordings alone: it runs
 no experiment and executes no notebook; the machine it leads with is named in ``results/primary``.
+
+``make record`` measures only what a recording lacks or holds stale (``REFRESH=1``: everything), from a clean
+commit (``ALLOW_DIRTY=1`` records anyway and names the changes' digest), in a staging folder under ``.cache/``
+that replaces the recording only when complete.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import html
 import json
@@ -34,132 +38,31 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import cache, environment, i18n, recording_schema
+from . import cache, context, environment, i18n, render, store
 from .i18n import t
-from .recording_schema import params_key
+# A recorded machine, as the store reads it; named here too, where the lab shows recordings.
+from .store import ArchiveError, Recording, frozen, results_dir  # noqa: F401
 
-FORMAT = 1
 LABEL = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
-_TRUE = {"1", "true", "yes", "on"}
-
-
-class ArchiveError(RuntimeError):
-    """A recording cannot be used: missing, corrupt, of another format, stale where a frozen build needs it."""
-
-
-def results_dir() -> Path:
-    return Path(os.environ.get("PITFALLS_RESULTS_DIR") or cache.PROJECT_ROOT / "results")
-
-
-def _show(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(cache.PROJECT_ROOT).as_posix()
-    except ValueError:
-        return str(path)
-
-
-@dataclass(frozen=True)
-class Recording:
-    label: str
-    path: Path
-    manifest: dict
-
-    @property
-    def fingerprint(self) -> dict:
-        return self.manifest["fingerprint"]
-
-    @property
-    def stamp(self) -> str:
-        return environment.stamp(self.fingerprint, self.manifest["recorded_at"])
-
-    @property
-    def commit(self) -> str:
-        return self.manifest.get("commit") or "unknown commit"
-
-    def entry(self, experiment: str, params: dict) -> dict | None:
-        """The recorded result of ``experiment(**params)``, or None if this machine never ran it."""
-        path = self.path / experiment / f"{params_key(params)}.json"
-        if not path.exists():
-            return None
-        exp = cache.find_experiment(experiment)
-        try:
-            entry = recording_schema.check_entry(
-                recording_schema.read_json(path, _show(path)), _show(path), experiment,
-                recording_schema.accepted_parameters(exp.func) if exp is not None else None)
-        except recording_schema.RecordingRefused as error:
-            raise ArchiveError(str(error)) from None
-        if entry["params"] != json.loads(json.dumps(params)):
-            raise ArchiveError(f"{_show(path)}: holds {entry['experiment']}({entry['params']}), not "
-                               f"{experiment}({params})")
-        return entry
-
-    def notebook(self, stem: str) -> Path | None:
-        path = self.path / "notebooks" / f"{stem}.ipynb"
-        return path if path.exists() else None
+FORMAT = store.FORMAT
 
 
 def load(path: Path) -> Recording:
-    """The recording in folder ``path``, every file of it checked (``recording_schema``): an ``ArchiveError``
-    naming the file and field that is not as this project records it."""
-    try:
-        manifest = recording_schema.check_folder(path, cache.find_experiment)
-    except recording_schema.RecordingRefused as error:
-        raise ArchiveError(str(error)) from None
-    except OSError as error:
-        raise ArchiveError(f"results/{path.name}: cannot be read ({error.strerror or error})") from None
-    return Recording(path.name, path, manifest)
-
-
-@functools.cache
-def _recordings(folder: str) -> tuple[tuple[Recording, ...], tuple[tuple[str, str], ...]]:
-    """The usable recordings under ``folder``, and the refused ones: (folder name, why)."""
-    root = Path(folder)
-    if not root.is_dir():
-        return (), ()
-    found, refused = [], []
-    for path in sorted(root.iterdir()):
-        if path.name.startswith(".") or not (path.is_dir() or path.is_symlink()) or path.name == "primary":
-            continue
-        try:
-            found.append(load(path))
-        except ArchiveError as error:
-            refused.append((path.name, str(error)))
-    for name, why in refused:  # once per process and folder: outside mkdocs' logger, not a failure by itself
-        print(f"WARNING -  recorded machine results/{name}/ left out: {why}", file=sys.stderr, flush=True)
-    return tuple(found), tuple(refused)
+    """The recording in folder ``path``, every file of it checked (``store.load``)."""
+    return store.load(path, cache.find_experiment)
 
 
 def recordings() -> tuple[Recording, ...]:
     """Every usable recording under ``results/``, by label. A frozen build stops at a refused one."""
-    found, refused = _recordings(str(results_dir()))
-    if refused and frozen():
-        raise ArchiveError("FROZEN=1: " + "; ".join(f"results/{name}/ is refused ({why})" for name, why in refused))
-    return found
+    return store.recordings(cache.find_experiment)
 
 
 def refused() -> tuple[tuple[str, str], ...]:
-    """The folders under ``results/`` that were left out, and why."""
-    return _recordings(str(results_dir()))[1]
-
-
-def frozen() -> bool:
-    return os.environ.get("FROZEN", "").strip().lower() in _TRUE
+    return store.refused(cache.find_experiment)
 
 
 def primary() -> Recording:
-    """The recording a frozen build leads with: the label in ``results/primary``, or the only recording."""
-    found = {rec.label: rec for rec in recordings()}
-    named = results_dir() / "primary"
-    if named.exists():
-        label = named.read_text(encoding="utf-8").strip()
-        if label not in found:
-            raise ArchiveError(f"{_show(named)} names {label!r}, which is not a recording under {_show(results_dir())}/ "
-                               f"(recorded: {', '.join(found) or 'none'})")
-        return found[label]
-    if len(found) == 1:
-        return next(iter(found.values()))
-    raise ArchiveError(f"FROZEN=1 needs one machine to lead with: write its label into {_show(named)} "
-                       f"(recorded: {', '.join(found) or 'none — run make record MACHINE=<label> first'})")
+    return store.primary(cache.find_experiment)
 
 
 def others() -> list[Recording]:
@@ -171,69 +74,15 @@ def others() -> list[Recording]:
     return [rec for rec in recordings() if rec.fingerprint != fp]
 
 
-def lookup(rec: Recording, exp: cache.Experiment, params: dict) -> tuple[cache.Result | None, str]:
-    """``exp(**params)`` as ``rec`` recorded it, or None and why not ("not recorded", "stale: …")."""
-    entry = rec.entry(exp.name, params)
-    if entry is None:
-        return None, t("not recorded on {label}", label=rec.label)
-    if entry["source"] != cache.source_digest(exp.func):
-        return None, t("recorded on {label} with an older version of this experiment (commit {commit}, {date}); "
-                       "re-record it with make record MACHINE={label}", label=rec.label, commit=rec.commit[:12],
-                       date=rec.manifest["recorded_at"][:10])
-    return cache.Result(entry["value"], exp.name, entry["params"], rec.fingerprint, entry["computed_at"],
-                        entry["elapsed_s"], exp.timing, cached=True, exp=exp), ""
-
-
-def frozen_result(exp: cache.Experiment, params: dict) -> cache.Result:
-    """What ``run`` returns in a frozen build: the leading machine's recording, never a computation."""
-    lead = primary()
-    result, why = lookup(lead, exp, params)
-    if result is None:
-        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-        page = f"page docs/{cache.current_page}: " if cache.current_page else ""
-        raise cache.ExperimentError(f"FROZEN=1: {page}experiment {exp.name}({shown}) is {why}; a frozen build "
-                                    f"runs nothing")
-    return result
-
-
-# ---- recording, inside the build that ``make record`` runs ---------------------------------------------------
-
-def recording_into() -> Path | None:
-    folder = os.environ.get("PITFALLS_RECORD")
-    return Path(folder) if folder else None
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
-
-
-def keep(result: cache.Result) -> None:
-    """Write ``result`` into the recording being made (``PITFALLS_RECORD``), if one is."""
-    folder = recording_into()
-    if folder is None or result.exp is None:
-        return
-    entry = {"format": FORMAT, "experiment": result.experiment, "params": result.params,
-             "source": cache.source_digest(result.exp.func), "computed_at": result.computed_at,
-             "elapsed_s": round(result.elapsed_s, 3), "value": result.value}
-    cache.store_text(folder / result.experiment / f"{params_key(result.params)}.json", _dump(entry))
-
-
-def notebook_digest(source: Path) -> str:
-    return hashlib.sha256(Path(source).read_bytes()).hexdigest()
-
-
-def keep_notebook(source: Path, executed: Path) -> None:
-    """Keep the executed copy of notebook ``source`` in the recording being made, with its source's digest."""
-    folder = recording_into()
-    if folder is not None:
-        target = folder / "notebooks" / f"{source.stem}.ipynb"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(executed, target)
-        cache.store_text(folder / "notebooks" / f"{source.stem}.source-digest", notebook_digest(source) + "\n")
-
+# ---- a recorded notebook, in a frozen build ------------------------------------------------------------------
 
 def frozen_notebook(source: Path) -> Path:
-    """The leading machine's executed copy of notebook ``source``; an error naming it if missing or stale.
+    """The leading machine's executed copy of notebook ``source`` (``recorded_notebook``)."""
+    return recorded_notebook(source, primary())
+
+
+def recorded_notebook(source: Path, lead: Recording) -> Path:
+    """Recorded machine ``lead``'s executed copy of notebook ``source``; an error naming it if missing or stale.
 
     What is rendered is the source notebook as it is here (its Markdown, code and metadata), with the outputs of
     the recorded copy matched cell by cell — outputs that ``recording_schema`` allows (printed text, PNG figures):
@@ -241,13 +90,12 @@ def frozen_notebook(source: Path) -> Path:
     import jupytext
     import nbformat
 
-    lead = primary()
     path = lead.notebook(source.stem)
     if path is None:
         raise ArchiveError(f"FROZEN=1: notebook {source.name} was not recorded on {lead.label} "
                            f"(results/{lead.label}/notebooks/); record it with make record MACHINE={lead.label}")
     recorded = lead.manifest.get("notebooks", {}).get(source.stem)
-    if recorded != notebook_digest(source):
+    if recorded != store.notebook_digest(source):
         raise ArchiveError(f"FROZEN=1: notebook {source.name} changed since {lead.label} recorded it (commit "
                            f"{lead.commit[:12]}); re-record with make record MACHINE={lead.label}")
     executed = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
@@ -265,42 +113,34 @@ def frozen_notebook(source: Path) -> Path:
             else f"cell-{number}"
     notebook.metadata.update({key: value for key, value in executed.metadata.items() if key == "language_info"})
     digest = hashlib.sha256(path.read_bytes() + source.read_bytes()).hexdigest()[:16]
-    target = cache.cache_dir().parent / "notebooks" / "frozen" / lead.label / f"{source.stem}-{digest}.ipynb"
+    target = store.cache_dir().parent / "notebooks" / "frozen" / lead.label / f"{source.stem}-{digest}.ipynb"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        cache.store_text(target, nbformat.writes(notebook))
+        store.store_text(target, nbformat.writes(notebook))
     return target
 
 
 # ---- showing the recordings ------------------------------------------------------------------------------------
 
-_EXTENSIONS: list = ["tables", "admonition", "attr_list", "md_in_html"]
-_EXTENSION_CONFIGS: dict = {}
-_tab_sets = 0
-
-
-def use_markdown(extensions: list, configs: dict) -> None:
-    """The site's Markdown extensions (set by the MkDocs hook), to draw recorded machines' tables and warnings."""
-    global _EXTENSIONS, _EXTENSION_CONFIGS
-    _EXTENSIONS, _EXTENSION_CONFIGS = list(extensions), dict(configs)
-
-
 def _html(text: str) -> str:
+    """Markdown drawn with the site's extensions (``context.Build.markdown``, set by the MkDocs hook)."""
     import markdown
 
-    return markdown.Markdown(extensions=_EXTENSIONS, extension_configs=_EXTENSION_CONFIGS).convert(text)
+    extensions, configs = context.current().markdown
+    return markdown.Markdown(extensions=list(extensions), extension_configs=dict(configs)).convert(text)
 
 
 def tabs(named: list[tuple[str, str]]) -> str:
     """Material's content tabs (pymdownx.tabbed, alternate style) as HTML: one tab per (label, HTML)."""
-    global _tab_sets
-    _tab_sets += 1
-    group = f"__machines_{_tab_sets}"
+    build = context.current()
+    build.tab_sets += 1
+    number = build.tab_sets
+    group = f"__machines_{number}"
     inputs = "".join(f'<input{" checked" if i == 0 else ""} id="{group}_{i + 1}" name="{group}" type="radio">'
                      for i in range(len(named)))
     labels = "".join(f'<label for="{group}_{i + 1}">{html.escape(label)}</label>' for i, (label, _) in enumerate(named))
     blocks = "".join(f'<div class="tabbed-block">\n{body}\n</div>' for _, body in named)
-    return (f'<div class="tabbed-set tabbed-alternate pitfalls-machines__tabs" data-tabs="{_tab_sets}:{len(named)}">'
+    return (f'<div class="tabbed-set tabbed-alternate pitfalls-machines__tabs" data-tabs="{number}:{len(named)}">'
             f'{inputs}<div class="tabbed-labels">{labels}</div>\n<div class="tabbed-content">\n{blocks}\n</div></div>')
 
 
@@ -312,7 +152,7 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
         return ""
     shown, missing = [], []
     for rec in others():
-        recorded, why = lookup(rec, result.exp, result.params)
+        recorded, why = cache.from_recording(rec, result.exp, result.params)
         if recorded is None:
             missing.append(why)
             continue
@@ -332,11 +172,9 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
     if missing:
         parts.append("<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in missing) + "</ul>")
     labels = ", ".join(label for label, _ in shown) or t("none usable")
-    from .provenance import _deferrable
-
     return ('\n<details class="abstract pitfalls-machines"><summary>'
             + t("The same measured on other machines: {labels}", labels=html.escape(labels))
-            + f"</summary>\n{_deferrable(chr(10).join(parts))}\n</details>\n")
+            + f"</summary>\n{render.deferrable(chr(10).join(parts))}\n</details>\n")
 
 
 def elsewhere(outcome) -> list[tuple[str, Any]]:
@@ -352,7 +190,7 @@ def elsewhere(outcome) -> list[tuple[str, Any]]:
         swapped: dict[int, cache.Result] = {}
         why = ""
         for original in results:
-            recorded, why = lookup(rec, original.exp, original.params)
+            recorded, why = cache.from_recording(rec, original.exp, original.params)
             if recorded is None:
                 break
             swapped[id(original)] = recorded
@@ -372,8 +210,6 @@ def elsewhere(outcome) -> list[tuple[str, Any]]:
 def overview() -> str:
     """The Environment page's table of recorded machines: what each is, when and from which commit it was
     recorded, and how many of its results this build could use (the rest are stale: recorded with older code)."""
-    from . import render
-
     found = recordings()
     left_out = "".join("\n" + t("Left out: {folder} ({why})", folder=_plain(f"results/{name}/"), why=_plain(why))
                        + "\n" for name, why in refused())
@@ -410,42 +246,96 @@ def _plain(text: str) -> str:
 
 # ---- make record ----------------------------------------------------------------------------------------------
 
-def _commit() -> str:
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=store.PROJECT_ROOT, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def tree_state() -> tuple[str, list[str]]:
+    """The commit the working tree is at, and what differs from it outside ``results/`` (changed, staged and
+    untracked files git does not ignore). An ``ArchiveError`` when the tree is not a git checkout: nothing is
+    recorded from a tree nobody could check out again."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cache.PROJECT_ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        # A recording just made (of another machine, under results/) does not change the code that measures.
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
-                               cwd=cache.PROJECT_ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        return head + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        head = _git("rev-parse", "--verify", "HEAD").strip()
+        changed = [line[3:] for line in _git("status", "--porcelain", "--untracked-files=all", "--", ".",
+                                             ":(exclude)results").splitlines() if line.strip()]
+    except (OSError, subprocess.CalledProcessError) as error:
+        detail = getattr(error, "stderr", "") or str(error)
+        raise ArchiveError(f"cannot tell which commit this tree is ({detail.strip() or 'git failed'}): a recording "
+                           f"names the commit that measured it, so it is made from a git checkout") from None
+    return head, changed
+
+
+def diff_digest(changed: list[str]) -> str:
+    """16 hex digits naming the working tree's changes from its commit: the diff of tracked files and the content
+    of untracked ones."""
+    digest = hashlib.sha256(_git("diff", "HEAD", "--binary", "--", ".", ":(exclude)results").encode())
+    for name in sorted(changed):
+        path = store.PROJECT_ROOT / name
+        if path.is_file():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-def record(label: str, *, replace: bool = False, build: Callable[[Path, dict], None] | None = None) -> Path:
-    """Run every experiment and notebook afresh and write ``results/<label>/``; all of it or nothing."""
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != "manifest.json"}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What ``record`` did: the folder, how many results it measured and carried over, and whether anything
+    changed."""
+
+    target: Path
+    measured: int
+    carried: int
+    changed: bool
+
+
+def record(label: str, *, replace: bool = False, refresh: bool = False, allow_dirty: bool = False,
+           build: Callable[[Path, dict], None] | None = None) -> Recorded:
+    """Bring ``results/<label>/`` up to date with today's code: every result and notebook the site uses that the
+    recording lacks, or holds from other code, is measured; the rest is carried over unchanged (``refresh``:
+    everything is measured again). Made in a staging folder outside ``results/`` and swapped in whole, or not at
+    all: an interrupted recording leaves the previous one as it was. (``build``: the site build, replaceable for
+    tests.)"""
     if not LABEL.match(label or ""):
         raise ArchiveError(f"MACHINE={label!r} is not a usable label: lower-case letters, digits, '.', '_' and '-', "
                            f"starting with a letter or digit (for example MACHINE=laptop-m2 or MACHINE=a100-80gb)")
+    head, changed = tree_state()
+    if changed and not allow_dirty:
+        shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+        raise ArchiveError(f"the working tree differs from commit {head[:12]} ({shown}): a recording must come from a "
+                           f"commit anyone can check out. Commit first, or record anyway with ALLOW_DIRTY=1 (the "
+                           f"manifest then names the digest of the changes)")
+    commit = f"{head}-dirty-{diff_digest(changed)}" if changed else head
     root = results_dir()
     target = root / label
     fp = environment.fingerprint()
-    if (target / "manifest.json").exists():
+    previous = None
+    if target.exists():
         old = load(target)
         if old.fingerprint != fp and not replace:
             differ = ", ".join(f"{k}: {old.fingerprint.get(k)!r} there, {fp.get(k)!r} here"
                                for k in sorted(set(fp) | set(old.fingerprint)) if old.fingerprint.get(k) != fp.get(k))
             raise ArchiveError(f"results/{label}/ was recorded on another machine ({differ}); choose another "
                                f"MACHINE=… or replace it with make record MACHINE={label} REPLACE=1")
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".staging-{label}-", dir=root))
+        previous = old if old.fingerprint == fp and not refresh else None
+    staging_root = store.cache_dir().parent / "recording"  # beside the result cache, outside results/
+    staging_root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{label}-", dir=staging_root))
     try:
-        env = {**os.environ, "PITFALLS_RECORD": str(staging), "REFRESH": "1"}
+        env = {**os.environ, "PITFALLS_RECORD": str(staging),
+               "PITFALLS_RECORD_PREVIOUS": str(target) if previous is not None else ""}
         env.pop("FROZEN", None)
+        env.pop("REFRESH", None)
+        if refresh:
+            env["REFRESH"] = "1"
         (build or _build)(staging, env)
         experiments: dict[str, dict] = {}
         for path in sorted(staging.glob("*/*.json")):
@@ -453,48 +343,88 @@ def record(label: str, *, replace: bool = False, build: Callable[[Path, dict], N
             experiments.setdefault(entry["experiment"], {})[path.stem] = entry["source"]
         if not experiments:
             raise ArchiveError("the build ran no experiment: nothing to record")
-        manifest = {"format": FORMAT, "label": label, "fingerprint": fp,
-                    "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": _commit(),
-                    "python": sys.version.split()[0],
-                    "experiments": {name: sorted(set(sources.values()))[0] if len(set(sources.values())) == 1
-                                    else sorted(set(sources.values())) for name, sources in experiments.items()},
-                    "notebooks": {p.name.removesuffix(".source-digest"): p.read_text(encoding="utf-8").strip()
-                                  for p in sorted((staging / "notebooks").glob("*.source-digest"))}}
+        notebooks = {p.name.removesuffix(".source-digest"): p.read_text(encoding="utf-8").strip()
+                     for p in sorted((staging / "notebooks").glob("*.source-digest"))}
         for digest_file in (staging / "notebooks").glob("*.source-digest"):
             digest_file.unlink()
-        cache.store_text(staging / "manifest.json", _dump(manifest))
-        # Swap in whole: the old recording moves aside, the new one takes its name, the old one goes.
-        old = root / f".old-{label}-{os.getpid()}"
-        if target.exists():
-            target.rename(old)
-        staging.rename(target)
-        shutil.rmtree(old, ignore_errors=True)
+        digests = {name: sorted(set(sources.values()))[0] if len(set(sources.values())) == 1
+                   else sorted(set(sources.values())) for name, sources in experiments.items()}
+        new_files = _files(staging)
+        old_files = _files(target) if previous is not None else {}
+        results = [name for name in new_files if not name.startswith("notebooks/")]
+        carried = sum(1 for name in results if old_files.get(name) == new_files[name])
+        if previous is not None and new_files == old_files and previous.manifest["experiments"] == digests \
+                and previous.manifest.get("notebooks", {}) == notebooks:
+            return Recorded(target, 0, carried, False)  # nothing new: the recording is left as it is
+        manifest = {"format": FORMAT, "label": label, "fingerprint": fp,
+                    "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "commit": commit,
+                    "python": sys.version.split()[0], "experiments": digests, "notebooks": notebooks}
+        store.store_text(staging / "manifest.json", store.dump(manifest))
+        _swap(staging, target, staging_root)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    _recordings.cache_clear()
-    return target
+        store.forget()
+    return Recorded(target, len(results) - carried, carried, True)
+
+
+def _move(source: Path, destination: Path) -> None:
+    try:
+        source.rename(destination)
+    except OSError:  # another file system
+        shutil.copytree(source, destination, symlinks=True)
+        shutil.rmtree(source)
+
+
+def _swap(staging: Path, target: Path, aside: Path) -> None:
+    """``staging`` becomes ``target`` in whole: the old recording moves aside first, comes back if the new one
+    cannot take its name, and goes once it has."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = aside / f"old-{target.name}-{os.getpid()}"
+    if target.exists():
+        _move(target, old)
+    try:
+        _move(staging, target)
+    except BaseException:
+        if old.exists() and not target.exists():
+            _move(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _build(staging: Path, env: dict) -> None:
     with tempfile.TemporaryDirectory(prefix="pitfalls-record-site-") as site:
         process = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", site],
-                                 cwd=cache.PROJECT_ROOT, env=env)
+                                 cwd=store.PROJECT_ROOT, env=env)
     if process.returncode != 0:
         raise ArchiveError("the site did not build, so nothing was recorded (the build's errors are above)")
 
 
+_ON = {"1", "true", "yes", "on"}
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="make record", description="Record this machine's results into results/<label>/.")
+    parser = argparse.ArgumentParser(
+        prog="make record", description="Record this machine's results into results/<label>/: what is missing or "
+                                        "was measured by other code is measured, the rest is kept as it is.")
     parser.add_argument("label", help="the machine's label, e.g. laptop-m2 (MACHINE=…)")
     parser.add_argument("--replace", action="store_true", help="replace a recording made on another machine")
+    parser.add_argument("--refresh", action="store_true", help="measure everything again (REFRESH=1)")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="record from a tree with uncommitted changes (ALLOW_DIRTY=1); the manifest names "
+                             "their digest")
     args = parser.parse_args(argv)
     try:
-        target = record(args.label, replace=args.replace)
+        done = record(args.label, replace=args.replace, refresh=args.refresh, allow_dirty=args.allow_dirty)
     except ArchiveError as error:
         print(f"make record: {error}", file=sys.stderr)
         return 2
-    files = sum(1 for p in target.rglob("*") if p.is_file())
-    print(f"Recorded {_show(target)}/: {files} files, {_size(target) / 1024:.0f} KiB. Commit it to share it.")
+    shown = store.shown_path(done.target)
+    if not done.changed:
+        print(f"{shown}/ is current: nothing measured, {done.carried} results as recorded.")
+        return 0
+    files = sum(1 for p in done.target.rglob("*") if p.is_file())
+    print(f"Recorded {shown}/: {done.measured} results measured, {done.carried} carried over; {files} files, "
+          f"{_size(done.target) / 1024:.0f} KiB. Commit it to share it.")
     return 0
 
 

@@ -36,13 +36,31 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
 _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
-# Hook state that must outlive the purge of the snippets modules.
-_builds = 0
-# This build's code panel sources, moved out of the pages ({key: HTML}); written under CODE_FOLDER.
-_code: dict[str, str] = {}
 CODE_FOLDER = "code"
-# Claims contradicted in this build, over every language: {(check, measured): {..., "pages": [(page, sentence)]}}.
-_contradicted: dict[tuple[str, str], dict] = {}
+
+
+class _Session:
+    """What the hook keeps from one build to the next in this process (``mkdocs build`` builds each language in
+    turn; ``mkdocs serve`` rebuilds): it outlives the purge of the ``snippets`` modules. What one build collects
+    on its pages is that build's ``context.Build``. (A plain class: mkdocs may load this file as a module it
+    does not register, where a dataclass cannot resolve its annotations.)"""
+
+    def __init__(self) -> None:
+        self.builds = 0
+        # this language's code panel sources, moved out of the pages ({key: HTML}); written under CODE_FOLDER
+        self.code: dict[str, str] = {}
+        # claims contradicted, over every language: {(check, measured): {..., "pages": [(page, sentence)]}}
+        self.contradicted: dict[tuple[str, str], dict] = {}
+        # what went wrong on the page being built ({page: [message]}): each page's failures stop the build there
+        self.failures: dict[str, list[str]] = {}
+        # REFRESH: the experiments this process already re-ran (a rebuild under mkdocs serve does not re-run them)
+        self.refreshed: set[str] = set()
+        self.executed_dir: Path | None = None  # where executed notebooks are kept
+        self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
+        self.ratios: dict[str, dict] = {}  # bootstrap intervals computed: see _remember_ratios
+
+
+_session = _Session()
 
 
 def _lab(name: str):
@@ -50,8 +68,6 @@ def _lab(name: str):
     return importlib.import_module(f"snippets.lab.{name}")
 
 
-# What went wrong on the page being built ({page: [message]}): each page's failures stop the build at that page.
-_failures: dict[str, list[str]] = {}
 _BLOCK = re.compile(r"code block (?:'([^']*)' )?exited with ([^\n]*)")
 
 
@@ -62,7 +78,7 @@ def fail(page: str | None, message: str) -> None:
     logging.getLogger("mkdocs.plugins.pitfalls").error(text)
     if page is None:
         raise PluginError(text)
-    _failures.setdefault(page, []).append(message)
+    _session.failures.setdefault(page, []).append(message)
 
 
 def _summary(message: str) -> str:
@@ -81,12 +97,12 @@ class _NamePage(logging.Filter):
     """On markdown-exec's logger: names the page in its warnings and notes each one as a failure of that page."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        page = _lab("cache").current_page
+        page = _lab("context").current().page
         if record.levelno >= logging.WARNING:
             message = record.getMessage()
             if page:
                 record.msg, record.args = f"[page docs/{page}] {message}", ()
-            _failures.setdefault(page or "", []).append(_summary(message))
+            _session.failures.setdefault(page or "", []).append(_summary(message))
         return True
 
 
@@ -94,25 +110,17 @@ _filter = _NamePage()
 
 
 def purge_snippets() -> list[str]:
-    """Forget every imported ``snippets`` module, so the next import reads the files as they are now.
-
-    The set of experiments already refreshed in this process (``REFRESH=1``) is carried over: a rebuild
-    under ``mkdocs serve`` does not re-run them all again.
-    """
-    old_cache = sys.modules.get("snippets.lab.cache")
-    refreshed = set(getattr(old_cache, "_refreshed", ()))
+    """Forget every imported ``snippets`` module, so the next import reads the files as they are now. (The
+    experiments already refreshed in this process stay in ``_session.refreshed``: a rebuild under ``mkdocs serve``
+    does not re-run them all again.)"""
     names = [name for name in sys.modules if name == "snippets" or name.startswith("snippets.")]
     for name in names:
         del sys.modules[name]
     importlib.invalidate_caches()
-    _lab("cache")._refreshed.update(refreshed)
     return names
 
 
 RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
-_executed_dir: Path | None = None
-# REFRESH=1, first build of the process: notebooks execute again even where an executed copy exists.
-_reexecute = False
 
 
 def _twin(source: str) -> Path | None:
@@ -132,14 +140,14 @@ def _executed_path(source: str) -> Path:
     machines = _lab("machines")
     twin = _twin(source)
     if twin is not None:
-        assert _executed_dir is not None
+        assert _session.executed_dir is not None
         digest = hashlib.sha256(Path(source).read_bytes() + _executed_path(str(twin)).name.encode()).hexdigest()[:16]
-        return _executed_dir / f"{Path(source).stem}-{Path(source).parts[-3]}-{digest}.ipynb"
+        return _session.executed_dir / f"{Path(source).stem}-{Path(source).parts[-3]}-{digest}.ipynb"
     if machines.frozen():
         return machines.frozen_notebook(Path(source))
     digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
-    assert _executed_dir is not None
-    return _executed_dir / f"{Path(source).stem}-{digest}.ipynb"
+    assert _session.executed_dir is not None
+    return _session.executed_dir / f"{Path(source).stem}-{digest}.ipynb"
 
 
 def _keep_executed(original):
@@ -158,8 +166,16 @@ def _keep_executed(original):
         if machines.frozen():  # FROZEN=1: the leading machine's executed notebook, never an execution
             executed = str(_executed_path(nb_path))
             return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
+        recording = _lab("store").writer()
+        carried = recording.reuse_notebook(Path(nb_path)) if recording is not None and not _session.reexecute \
+            else None
+        if carried is not None:  # make record: executed from this source already, by the recording it replaces
+            executed = machines.recorded_notebook(Path(nb_path), recording.previous)
+            recording.keep_notebook(Path(nb_path), carried)
+            return with_alt_text(original(str(executed), execute=False, kernel_name=kernel_name, **options),
+                                 str(executed))
         target = _executed_path(nb_path)
-        if target.exists() and not _reexecute:  # executed by an earlier build on this machine, from this source
+        if target.exists() and not _session.reexecute and recording is None:  # executed here before, from this source
             return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
         import jupytext
         import nbformat
@@ -170,8 +186,9 @@ def _keep_executed(original):
         NotebookClient(notebook, kernel_name=kernel_name or "python3", allow_errors=options.get("allow_errors", False),
                        resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute()
         target.parent.mkdir(parents=True, exist_ok=True)
-        _lab("cache").store_text(target, nbformat.writes(notebook))
-        machines.keep_notebook(Path(nb_path), target)  # into the recording being made by make record, if one is
+        _lab("store").store_text(target, nbformat.writes(notebook))
+        if recording is not None:  # into the recording being made by make record
+            recording.keep_notebook(Path(nb_path), target)
         return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
 
     nb2html.pitfalls_wrapped = True
@@ -205,7 +222,7 @@ def _translated(source: str, twin: Path, execute_twin) -> Path:
     notebook.metadata.update({key: value for key, value in executed.metadata.items()
                               if key in ("kernelspec", "language_info")})
     target.parent.mkdir(parents=True, exist_ok=True)
-    _lab("cache").store_text(target, nbformat.writes(notebook))
+    _lab("store").store_text(target, nbformat.writes(notebook))
     return target
 
 
@@ -237,23 +254,21 @@ def with_alt_text(page: str, executed: str) -> str:
 
 
 def _configure_notebooks(config, jupyter) -> None:
-    global _executed_dir
     from mkdocs_jupyter import plugin as jupyter_plugin
 
     cache, environment, machines = _lab("cache"), _lab("environment"), _lab("machines")
     # A frozen build renders the leading recorded machine's notebooks: never this machine's cached renderings.
     keyed = {"frozen": machines.primary().manifest} if machines.frozen() else environment.fingerprint()
     digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
-    folder = cache.cache_dir().parent / "notebooks" / digest[:16]
+    folder = _lab("store").cache_dir().parent / "notebooks" / digest[:16]
     # One rendering cache per language: mkdocs-jupyter evicts, after each build, what that build did not use, and
     # mkdocs-static-i18n builds each language on its own.
     language, _ = _build_language(config)
     pages = folder if language == _lab("i18n").DEFAULT else folder / f"pages-{language}"
     jupyter.config["cache_dir"] = str(pages)
-    _executed_dir = folder / "executed"
-    global _reexecute
-    _reexecute = _builds == 1 and cache.refresh_mode() == "all"
-    if _reexecute:
+    _session.executed_dir = folder / "executed"
+    _session.reexecute = _session.builds == 1 and cache.refresh_mode() == "all"
+    if _session.reexecute or _lab("store").writer() is not None:  # make record renders what it records
         jupyter.config["cache"] = False
     if not getattr(jupyter_plugin.convert.nb2html, "pitfalls_wrapped", False):
         jupyter_plugin.convert.nb2html = _keep_executed(jupyter_plugin.convert.nb2html)
@@ -280,10 +295,6 @@ def _unicode_notebook_anchors(jupyter_plugin) -> None:
     jupyter_plugin.TocExtension = functools.partial(TocExtension, slugify=slugify_unicode)
 
 
-# Bootstrap intervals already computed in this process, by their inputs: see _remember_ratios.
-_ratios: dict[str, dict] = {}
-
-
 def _remember_ratios() -> None:
     """``timing._ratio`` (a bootstrap: a pure function of two timings, seeded) computed once per input in this
     process: every language, and every rebuild under ``mkdocs serve``, prints the same intervals without
@@ -296,30 +307,33 @@ def _remember_ratios() -> None:
     def remembered(numerator: dict, denominator: dict, *, confidence: float, resamples: int) -> dict:
         key = hashlib.sha256(json.dumps([numerator, denominator, confidence, resamples], sort_keys=True,
                                         default=repr).encode()).hexdigest()
-        if key not in _ratios:
-            _ratios[key] = original(numerator, denominator, confidence=confidence, resamples=resamples)
-        return dict(_ratios[key])
+        if key not in _session.ratios:
+            _session.ratios[key] = original(numerator, denominator, confidence=confidence, resamples=resamples)
+        return dict(_session.ratios[key])
 
     remembered.pitfalls_remembered = True
+    remembered.__wrapped__ = original  # what keys a result is the function that computes, not this memo
     timing._ratio = remembered
 
 
 def on_config(config):
-    global _builds
     first = _first_language(config)
-    if _builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
+    if _session.builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
         purge_snippets()
-    _builds += 1
+    _session.builds += 1
     _remember_ratios()
-    _code.clear()
+    _session.code.clear()
     if first:
-        _contradicted.clear()
-    _lab("i18n").language, _ = _build_language(config)
+        _session.contradicted.clear()
+    language, _ = _build_language(config)
+    context = _lab("context")
+    # recorded machines' tables are drawn with the page's Markdown extensions
+    markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
+                if getattr(config, "markdown_extensions", None) is not None else context.Build().markdown)
+    context.begin(context.Build(language=language, refreshed=_session.refreshed, markdown=markdown))
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
-    if getattr(config, "markdown_extensions", None) is not None:  # recorded machines' tables, drawn like the page's
-        _lab("machines").use_markdown(config.markdown_extensions, config.mdx_configs)
     logger = logging.getLogger(_EXEC_LOGGER)
     if _filter not in logger.filters:
         logger.addFilter(_filter)
@@ -327,7 +341,7 @@ def on_config(config):
     # keeps its own level, so a failing block is heard (and shown) however the site is built.
     logger.setLevel(logging.WARNING)
     if first:
-        _failures.clear()
+        _session.failures.clear()
         if "zh" in _languages(config):
             problem = _lab("fonts").problem()
             if problem:
@@ -413,14 +427,14 @@ def on_post_page(output, page, config):
     if "notebooks" in page.file.src_path:  # nbconvert percent-encodes a Unicode heading's id (and its ¶ link)
         output = _ENCODED_ANCHOR.sub(lambda m: f'{m.group(1)}{unquote(m.group(2))}"', output)
     source = page.file.abs_src_path
-    if _executed_dir is not None and source and source.endswith(".py") and "notebooks" in page.file.src_path:
+    if _session.executed_dir is not None and source and source.endswith(".py") and "notebooks" in page.file.src_path:
         executed = _executed_path(source)
         if executed.exists():
             target = Path(page.file.abs_dest_path).parent / f"{Path(source).stem}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(executed, target)
         else:
-            raise PluginError(f"page docs/{page.file.src_path}: its executed notebook is missing from {_executed_dir}")
+            raise PluginError(f"page docs/{page.file.src_path}: its executed notebook is missing from {_session.executed_dir}")
     return output
 
 
@@ -440,44 +454,44 @@ def join_cjk_lines(markdown: str) -> str:
 
 
 def on_page_markdown(markdown, page, **kwargs):
-    _lab("cache").current_page = page.file.src_path
     i18n = _lab("i18n")
-    i18n.language = i18n.language_of(page.file.src_path)
-    _lab("claims").collect_contradictions = True
-    return markdown if i18n.language == i18n.DEFAULT else join_cjk_lines(markdown)
+    build = _lab("context").current()
+    build.page = page.file.src_path
+    build.language = i18n.language_of(page.file.src_path)
+    build.collect_contradictions = True
+    return markdown if build.language == i18n.DEFAULT else join_cjk_lines(markdown)
 
 
 def on_page_content(html, page, **kwargs):
-    cache = _lab("cache")
-    cache.current_page = None
+    build = _lab("context").current()
+    build.page = None
     source = page.file.src_path
     # Every experiment a page runs has its code shown on that page (provenance.present / code_panel).
-    ran = cache.ran_on_page.get(source, set())
-    shown = _lab("provenance").shown_on_page.get(source, set())
+    ran = build.ran.get(source, set())
+    shown = build.shown.get(source, set())
     for name in sorted(ran - shown):
         fail(source, f"runs experiment {name} but never shows its code: print present(result, renderer) "
                      "or code_panel(result) from snippets.lab beside what it produced")
-    i18n = _lab("i18n")
-    for (language, text), pages in sorted(i18n.missing.items()):
+    for (language, text), pages in sorted(build.missing.items()):
         if source in pages:
             fail(source, f"no {language} translation for {text!r}: add it to a {language}.json catalogue "
                          "(snippets/lab/i18n.py)")
             pages.discard(source)
-    failures = _failures.pop(source, []) + _failures.pop("", [])
+    failures = _session.failures.pop(source, []) + _session.failures.pop("", [])
     if failures:  # before the page is written: no traceback reaches the site or its search index
         raise PluginError(f"page docs/{source} failed ({len(failures)} problem{'s' if len(failures) > 1 else ''}"
                           "); nothing was published:\n" + "\n".join(f"  - {line}" for line in failures))
-    for claim in _lab("claims").contradicted:
-        entry = _contradicted.setdefault((claim["check"], claim["measured"]), {**claim, "pages": []})
+    for claim in build.contradicted:
+        entry = _session.contradicted.setdefault((claim["check"], claim["measured"]), {**claim, "pages": []})
         entry["pages"].append((claim["page"], claim["sentence"]))
-    _lab("claims").contradicted.clear()
+    build.contradicted.clear()
     html = _with_legend(html)
     # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
     from mkdocs.utils import get_relative_url
 
     provenance = _lab("provenance")
     html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
-    _code.update(bodies)
+    _session.code.update(bodies)
     return html
 
 
@@ -505,14 +519,14 @@ def on_post_build(config):
     (site / CODE_FOLDER).mkdir(parents=True, exist_ok=True)
     language, last = _build_language(config)
     i18n = _lab("i18n")
-    i18n.language = language
-    for key, body in _code.items():
+    _lab("context").current().language = language
+    for key, body in _session.code.items():
         (site / CODE_FOLDER / f"{key}.html").write_text(provenance.fragment_document(
             body, title=i18n.t("Code behind a result — {site}", site=config.site_name), stylesheets=hrefs),
             encoding="utf-8")
-    if last and _contradicted:
-        failures = list(_contradicted.values())
-        _contradicted.clear()
+    if last and _session.contradicted:
+        failures = list(_session.contradicted.values())
+        _session.contradicted.clear()
         raise PluginError("\n".join(
             f"Claim contradicted: check {claim['check']} ({claim['condition']}) does not hold — measured: "
             f"{claim['measured']} — stated on " + "; ".join(f"page docs/{page}: {sentence!r}"
@@ -523,7 +537,7 @@ def on_post_build(config):
 def on_build_error(error, **kwargs):
     # An exception escaped a page's Markdown conversion (for example a missing --8<-- include):
     # say which page, so the traceback that follows has a name.
-    page = _lab("cache").current_page
+    page = _lab("context").current().page
     if page:
         logging.getLogger("mkdocs.plugins.pitfalls").error(
             "Building page docs/%s failed: %s: %s", page, type(error).__name__, error)

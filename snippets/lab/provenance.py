@@ -32,14 +32,10 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from . import cache, code, i18n
+from . import code, context, i18n, machines, render, store
 from .cache import Experiment, Result
 from .i18n import t
 
-# Experiments whose code each page showed in this build ({page: {name}}).
-shown_on_page: dict[str, set[str]] = {}
-# Helpers whose source a page already printed ({page: {qualified name}}): shown once per page, then named.
-_helpers_on_page: dict[str, set[str]] = {}
 
 _FORMATTER = HtmlFormatter(cssclass="language-python highlight", wrapcode=True)
 _LEXER = PythonLexer()
@@ -47,7 +43,7 @@ _LEXER = PythonLexer()
 
 def _relative(path: str) -> str:
     try:
-        return Path(path).resolve().relative_to(cache.PROJECT_ROOT).as_posix()
+        return Path(path).resolve().relative_to(store.PROJECT_ROOT).as_posix()
     except ValueError:
         return Path(path).name
 
@@ -68,13 +64,13 @@ def _highlighted(source: str) -> str:
     import pygments
 
     key = hashlib.sha256(f"{pygments.__version__}\0{source}".encode()).hexdigest()[:32]
-    path = cache.cache_dir().parent / "code" / f"{key}.html"
+    path = store.cache_dir().parent / "code" / f"{key}.html"
     try:
         return path.read_text(encoding="utf-8")
     except OSError:
         pass
     text = highlight(source, _LEXER, _FORMATTER)
-    cache.store_text(path, text)
+    store.store_text(path, text)
     return text
 
 
@@ -105,18 +101,6 @@ def _details(summary: str, body: str, *, kind: str = "note", experiment: str | N
 
 
 
-def _deferrable(body: str) -> str:
-    """``body`` marked so that a site build can move it into its own file (see ``defer``)."""
-    import hashlib
-
-    key = hashlib.sha256(body.encode()).hexdigest()[:16]
-    return f'<div class="pitfalls-code__body" data-key="{key}">\n{body}\n</div><!--/pitfalls-code {key}-->'
-
-
-_DEFERRABLE = re.compile(r'<div class="pitfalls-code__body" data-key="(\w+)">\n(.*?)\n</div><!--/pitfalls-code \1-->',
-                         flags=re.S)
-
-
 _LISTING = re.compile(r'<details class="(\w+) pitfalls-listing">\s*(<summary>.*?</summary>)\n?(.*?)</details>', flags=re.S)
 
 
@@ -131,7 +115,7 @@ def listings(page_html: str) -> str:
         if "<details" in body:
             raise ValueError(f"a pitfalls-listing panel holds another panel: {summary}")
         return (f'<details class="{kind} pitfalls-code pitfalls-listing" data-search-exclude>{summary}\n'
-                f"{_deferrable(body.strip())}\n</details>")
+                f"{render.deferrable(body.strip())}\n</details>")
 
     return _LISTING.sub(panel, page_html)
 
@@ -154,14 +138,14 @@ def defer(page_html: str, folder: str) -> tuple[str, dict[str, str]]:
                 + t('This loads here when the panel opens. <a href="{url}">Open it on its own page</a>.', url=url)
                 + "</p></div>")
 
-    return _DEFERRABLE.sub(replace, page_html), bodies
+    return render.DEFERRABLE.sub(replace, page_html), bodies
 
 
 def fragment_document(body: str, *, title: str, stylesheets: Iterable[str]) -> str:
     """A deferred panel's file: a page of its own (readable when opened directly) whose ``<main>`` the panel
     fetches."""
     links = "".join(f'<link rel="stylesheet" href="{html.escape(href)}">' for href in stylesheets)
-    return (f'<!doctype html>\n<html lang="{i18n.language}"><head><meta charset="utf-8">'
+    return (f'<!doctype html>\n<html lang="{i18n.language()}"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1">'
             f"<title>{html.escape(title)}</title>{links}<meta name=\"robots\" content=\"noindex\"></head>\n"
             f'<body><main class="md-content"><article class="md-content__inner md-typeset">'
@@ -179,7 +163,8 @@ def _listed(pieces: Iterable[code.Piece]) -> str:
 
 def _pieces_body(pieces: list[code.Piece]) -> str:
     """The sources of ``pieces``; those an earlier panel on this page printed are named instead."""
-    printed = _helpers_on_page.setdefault(cache.current_page, set()) if cache.current_page else set()
+    build = context.current()
+    printed = build.printed.setdefault(build.page, set()) if build.page else set()
     fresh = [p for p in pieces if p.qualname not in printed]
     seen = [p for p in pieces if p.qualname in printed]
     body = "\n".join(piece_block(p) for p in fresh)
@@ -206,8 +191,7 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
     if not isinstance(result, Result) or result.exp is None:
         raise TypeError(f"code_panel() needs a Result returned by run(), got {type(result).__name__}")
     exp = result.exp
-    if cache.current_page:
-        shown_on_page.setdefault(cache.current_page, set()).add(exp.name)
+    context.current().showed(exp.name)
     reached = code.reach(exp.func)
     helpers = [p for p in reached.reached if not p.recipe]
     recipes = [p for p in reached.reached if p.recipe]
@@ -231,9 +215,7 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
         parts.append(_details(t("Checks behind the claims: {listed}", listed=listed),
                               "\n".join(source_block(inspect.unwrap(c)) for c in check_list)))
     summary = t("Code that measured this: {name}", name=f"<code>{html.escape(exp.name)}</code>")
-    from . import machines
-
-    return machines.compare(result, drawers) + "\n" + _details(summary, parts[0] + "\n" + _deferrable("\n".join(parts[1:])), kind="example",
+    return machines.compare(result, drawers) + "\n" + _details(summary, parts[0] + "\n" + render.deferrable("\n".join(parts[1:])), kind="example",
                             experiment=exp.name) + "\n"
 
 

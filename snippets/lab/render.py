@@ -28,7 +28,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
-from . import cache, code, environment, i18n  # noqa: E402
+from . import code, environment, i18n, store  # noqa: E402
 from .cache import Result  # noqa: E402
 from .i18n import t  # noqa: E402
 
@@ -78,7 +78,7 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
     """
     alt = t(alt)
     key = _figure_key(result, alt, _renderer_digest(sys._getframe(1)))
-    path = cache.cache_dir().parent / "figures" / f"{key}.svg"
+    path = store.cache_dir().parent / "figures" / f"{key}.svg"
     if result.cached and path.exists():
         return path.read_text(encoding="utf-8")
     translate_figure(fig)
@@ -90,7 +90,7 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
         f'<figure class="pitfalls-figure" data-experiment="{result.experiment}" '
         f'data-timing="{str(result.timing).lower()}">\n{text}\n</figure>\n'
     )
-    cache.store_text(path, text)
+    store.store_text(path, text)
     return text
 
 
@@ -106,7 +106,7 @@ def translate_figure(fig: Figure) -> None:
     from matplotlib.text import Text
     from matplotlib.ticker import FixedFormatter
 
-    if i18n.language == i18n.DEFAULT:
+    if i18n.language() == i18n.DEFAULT:
         return
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
@@ -349,8 +349,8 @@ def _renderer_digest(frame) -> str:
 def _figure_key(result: Result, alt: str, renderer: str) -> str:
     digest = hashlib.sha256()
     for part in (json.dumps(result.value, sort_keys=True), result.experiment, str(result.timing), alt, renderer,
-                 matplotlib.__version__, i18n.language, json.dumps(i18n.catalogue(i18n.language)[0], sort_keys=True)
-                 if i18n.language != i18n.DEFAULT else ""):
+                 matplotlib.__version__, i18n.language(), json.dumps(i18n.catalogue(i18n.language())[0], sort_keys=True)
+                 if i18n.language() != i18n.DEFAULT else ""):
         digest.update(part.encode())
     return digest.hexdigest()[:32]
 
@@ -473,3 +473,13 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
         lines.append(f"    - {t(name)}: {value}, {shown}")
     lines += ["", "    " + t("Re-measure on a quiet machine: `REFRESH=timing make build`.")]
     return "\n".join(lines) + "\n"
+
+
+def deferrable(body: str) -> str:
+    """``body`` marked so that a site build can move it into its own file (``provenance.defer``)."""
+    key = hashlib.sha256(body.encode()).hexdigest()[:16]
+    return f'<div class="pitfalls-code__body" data-key="{key}">\n{body}\n</div><!--/pitfalls-code {key}-->'
+
+
+DEFERRABLE = re.compile(r'<div class="pitfalls-code__body" data-key="(\w+)">\n(.*?)\n</div><!--/pitfalls-code \1-->',
+                        flags=re.S)

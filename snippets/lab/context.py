@@ -1,0 +1,79 @@
+"""The build context: the one place that says which page, in which language, is being built, and that holds what
+the build collects on the way (the experiments each page ran and showed, its claims, the translations it lacked).
+
+The MkDocs hook makes a fresh :class:`Build` for every build (``begin``) and names the page it renders
+(``Build.page``, ``Build.language``); the lab reads it through :func:`current`. Outside a build — a test, an
+experiment run from the command line — :func:`current` is a build of no page, in English, that raises a
+contradicted claim at once. Nothing else in the lab keeps state between two calls, except what it derives by
+content (a function's reach, a parsed stylesheet), which is the same in every build.
+
+This module imports nothing of the lab: every layer above it may read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+DEFAULT_LANGUAGE = "en"
+
+
+@dataclass
+class Build:
+    """One build's state: where it is, and what it collected."""
+
+    # where the build is
+    page: str | None = None  # the page being rendered, ``docs/``-relative (``zh/loader-overhead.md``)
+    language: str = DEFAULT_LANGUAGE  # the language of that page
+    # a contradicted claim is collected (the hook fails the build once, after every language), not raised
+    collect_contradictions: bool = False
+    # what it collected
+    ran: dict[str, set[str]] = field(default_factory=dict)  # {page: experiments it ran}
+    shown: dict[str, set[str]] = field(default_factory=dict)  # {page: experiments whose code it showed}
+    printed: dict[str, set[str]] = field(default_factory=dict)  # {page: helpers whose source a panel printed}
+    claims: dict[str | None, int] = field(default_factory=dict)  # {page: claims written, numbering their tips}
+    contradicted: list[dict[str, Any]] = field(default_factory=list)
+    missing: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # {(language, text): pages}
+    # REFRESH: keys this process re-ran already (carried from one build to the next under mkdocs serve)
+    refreshed: set[str] = field(default_factory=set)
+    # the site's Markdown extensions, to draw recorded machines' tables like the page's (set by the hook)
+    markdown: tuple[list, dict] = (["tables", "admonition", "attr_list", "md_in_html"], {})
+    tab_sets: int = 0  # content-tab groups made so far (their ids)
+
+    def ran_on(self, name: str) -> None:
+        if self.page:
+            self.ran.setdefault(self.page, set()).add(name)
+
+    def showed(self, name: str) -> None:
+        if self.page:
+            self.shown.setdefault(self.page, set()).add(name)
+
+    def where(self) -> str:
+        """``[page docs/x.md] `` for an error message, or nothing outside a page."""
+        return f"[page docs/{self.page}] " if self.page else ""
+
+
+_current = Build()
+
+
+def current() -> Build:
+    """The build being made (or, outside one, a build of no page)."""
+    return _current
+
+
+def begin(build: Build | None = None) -> Build:
+    """Make ``build`` (a fresh one by default) the current build, and return it."""
+    global _current
+    _current = build if build is not None else Build()
+    return _current
+
+
+@contextlib.contextmanager
+def using(build: Build | None = None) -> Iterator[Build]:
+    """``with using() as build:`` — a build of its own for the block; the one before it afterwards."""
+    before = _current
+    try:
+        yield begin(build)
+    finally:
+        begin(before)
