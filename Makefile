@@ -37,7 +37,7 @@ build: $(STAMP) fonts
 ## record from uncommitted changes, their digest in the manifest)
 record: $(STAMP) fonts
 	@test -n "$(MACHINE)" || { echo "make record needs a label for this machine: make record MACHINE=laptop-m2" >&2; exit 2; }
-	$(BIN)/python -m snippets.lab.machines "$(MACHINE)" $(if $(REPLACE),--replace) $(if $(filter 1 yes true on all,$(REFRESH)),--refresh) $(if $(filter 1 yes true on,$(ALLOW_DIRTY)),--allow-dirty)
+	$(BIN)/python -m snippets.lab.record "$(MACHINE)" $(if $(REPLACE),--replace) $(if $(filter 1 yes true on all,$(REFRESH)),--refresh) $(if $(filter 1 yes true on,$(ALLOW_DIRTY)),--allow-dirty)
 
 ## Every test: recipes, experiments, the strict site build, the browser
 test: $(STAMP) browser-deps fonts

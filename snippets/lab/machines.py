@@ -426,7 +426,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Recorded {shown}/: {done.measured} results measured, {done.carried} carried over; {files} files, "
           f"{_size(done.target) / 1024:.0f} KiB. Commit it to share it.")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
