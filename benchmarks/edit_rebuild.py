@@ -11,8 +11,9 @@ after the other:
 * an edit of a lab presentation module (``snippets/lab/render.py``),
 
 and times each from saving the file to MkDocs reloading the browser (the latency a writer sees, file-watch
-delay included), counting the experiments the rebuild ran. Targets on the 2-core reference machine: no
-experiment re-run and <= 5 s for each. Also reports one ``make build`` in a fresh process (torch import
+delay included), counting the experiments the rebuild ran. The renderer, check and lab edits change code (a
+docstring and a new function), not only words. Targets on the 2-core reference machine: no experiment re-run and
+<= 5 s for each, and the prose edit within 2 s of the no-change rebuild. Also reports one ``make build`` in a fresh process (torch import
 included) for comparison.
 
     python benchmarks/edit_rebuild.py
@@ -35,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 5.0
+WORDING_MARGIN_S = 2.0  # a wording edit, against a no-change rebuild
 
 
 def _free_port() -> int:
@@ -82,6 +84,11 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
+def _code_edit(path: Path) -> None:
+    _edit(path, '"""', '"""Edited. ')
+    path.write_text(path.read_text() + "\n\ndef _edited():\n    return 'edited'\n")
+
+
 def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="pitfalls-edit-") as tmp:
@@ -105,11 +112,9 @@ def main() -> int:
         edits = [
             ("no change (a page saved as it was)", lambda: page.write_text(page.read_text())),
             ("one word of a page's prose", lambda: _edit(page, heading, heading + " measured")),
-            ("a renderer (loader/figures.py)", lambda: _edit(copy / "snippets/experiments/loader/figures.py",
-                                                             '"""', '"""Edited. ')),
-            ("a check (seeding/checks.py)", lambda: _edit(copy / "snippets/experiments/seeding/checks.py",
-                                                          '"""', '"""Edited. ')),
-            ("a lab renderer (lab/render.py)", lambda: _edit(copy / "snippets/lab/render.py", '"""', '"""Edited. ')),
+            ("a renderer (loader/figures.py)", lambda: _code_edit(copy / "snippets/experiments/loader/figures.py")),
+            ("a check (seeding/checks.py)", lambda: _code_edit(copy / "snippets/experiments/seeding/checks.py")),
+            ("a lab renderer (lab/render.py)", lambda: _code_edit(copy / "snippets/lab/render.py")),
         ]
         try:
             deadline = time.monotonic() + 1800
@@ -146,11 +151,15 @@ def main() -> int:
     print("| rebuild after editing | seconds | experiments re-run | target | within |")
     print("| --- | ---: | ---: | --- | :---: |")
     missed = 0
+    unchanged = rows[0][1]
     for name, seconds, reruns in rows:
         ok = seconds <= TARGET_S and reruns == 0
+        target = f"≤ {TARGET_S:.0f} s, 0 re-run"
+        if name.startswith("one word"):
+            ok = ok and seconds - unchanged <= WORDING_MARGIN_S
+            target += f", ≤ {unchanged + WORDING_MARGIN_S:.1f} s (no change + {WORDING_MARGIN_S:.0f} s)"
         missed += not ok
-        print(f"| {name}, under make serve | {seconds:.1f} | {reruns} | ≤ {TARGET_S:.0f} s, 0 re-run | "
-              f"{'yes' if ok else 'NO'} |")
+        print(f"| {name}, under make serve | {seconds:.1f} | {reruns} | {target} | {'yes' if ok else 'NO'} |")
     print(f"| nothing (make build, a fresh process: torch import included) | {fresh_build:.1f} | {fresh_reruns} | "
           f"for comparison | |")
     return 1 if missed else 0

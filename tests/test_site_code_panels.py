@@ -106,4 +106,5 @@ def test_repo_url_links_header_edit_buttons_and_code_panels(tmp_path, built_site
     for path, first, last in links:
         lines = (copy / path).read_text(encoding="utf-8").splitlines()
         assert 1 <= int(first) <= int(last) <= len(lines), f"{path}#L{first}-L{last} is outside the file"
-        assert lines[int(first) - 1].lstrip().startswith(("def ", "class ", "@")), f"{path}#L{first} is not a definition"
+        assert re.match(r"(def |class |@|[A-Za-z_]\w* *[:=])", lines[int(first) - 1].lstrip()), \
+            f"{path}#L{first} is not a definition or an assignment"

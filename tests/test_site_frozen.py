@@ -63,7 +63,11 @@ def test_a_frozen_build_from_a_clean_checkout_runs_nothing(tmp_path, lead):
 def test_a_stale_recording_stops_a_frozen_build_naming_page_experiment_and_machine(tmp_path, lead):
     copy = project_copy(tmp_path / "project")
     measure = copy / "snippets" / "experiments" / "loader" / "measure.py"
-    measure.write_text(measure.read_text(encoding="utf-8") + "\n# edited since the recording\n", encoding="utf-8")
+    text = measure.read_text(encoding="utf-8")
+    line = '"""Iterate over one epoch and drop every batch: the loader\'s own cost."""\n    for _ in loader:\n        pass\n'
+    assert text.count(line) == 1
+    # a changed line of code the loader's experiments run (a comment would change nothing)
+    measure.write_text(text.replace(line, line.replace("pass", "continue")), encoding="utf-8")
     process = _frozen_build(copy, tmp_path / "site")
     assert process.returncode != 0
     assert re.search(r"FROZEN=1: page docs/[\w-]+\.md: experiment loader\.\w+\(", process.stderr), process.stderr[-3000:]
