@@ -55,7 +55,7 @@ def _get(url: str) -> str:
 
 def project_copy(dest: Path) -> Path:
     """Docs, snippets, overrides, config and a copy of the caches: edits and rebuilds never touch the project."""
-    for name in ("docs", "snippets", "overrides", "results"):
+    for name in ("docs", "snippets", "overrides", "results", ".ci"):  # .ci: the Makefile's font check
         if (ROOT / name).is_dir():  # results/: the recorded machines, when there are any
             shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("mkdocs.yml", "Makefile", "pyproject.toml"):

@@ -79,7 +79,7 @@ def _snapshot(folder: Path) -> str:
 
 
 def _measured(line: str) -> int:
-    found = re.search(r"(\d+) results measured", line)
+    found = re.search(r"(\d+) results? measured", line)
     return int(found.group(1)) if found else 0
 
 

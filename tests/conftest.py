@@ -68,6 +68,7 @@ def _nothing_remembered_from_earlier_tests(monkeypatch):
     from snippets.lab import code, mkdocs_hook, notebook_css, timing
 
     monkeypatch.setattr(code, "_reached", {})
+    monkeypatch.setattr(code, "_by_name", {})
     monkeypatch.setattr(notebook_css, "_parsed", {})
     monkeypatch.setattr(timing, "_ratio", timing._ratio)
     monkeypatch.setattr(mkdocs_hook._session, "ratios", {})

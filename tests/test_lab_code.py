@@ -190,3 +190,23 @@ def test_an_experiment_is_reached_through_its_function():
 
     assert code.reach(measure.creation_order).digest == code.reach(measure.creation_order.func).digest
     assert code.reach(measure.creation_order).root.qualname == "seeding.measure.creation_order"
+
+
+def test_a_fresh_import_reuses_what_was_found_only_where_the_sources_are_unchanged(package):
+    module, root = package
+    found = code.memo()
+    first = code.reach(module.measured)
+    for name in [n for n in sys.modules if n.startswith("codetestpkg")]:
+        del sys.modules[name]
+    code._reached.clear()
+    code._loaded.clear()
+    code.adopt(found)
+    again = importlib.import_module("codetestpkg.exp")
+    assert code.reach(again.measured) is first, "the same sources: what was found is reused"
+    for name in [n for n in sys.modules if n.startswith("codetestpkg")]:
+        del sys.modules[name]
+    code._reached.clear()
+    code._loaded.clear()
+    (root / "helpers.py").write_text(HELPERS.replace("return x * SCALE", "return x * SCALE + 0"))
+    edited = importlib.import_module("codetestpkg.exp")
+    assert code.reach(edited.measured).digest != first.digest, "a module read differently: found anew"

@@ -430,6 +430,10 @@ def test_make_record_says_what_it_recorded(monkeypatch, tmp_path, capsys):
     assert machines.main(["laptop-m2", "--refresh", "--allow-dirty"]) == 0
     assert calls[-1] == ("laptop-m2", False, True, True)
     capsys.readouterr()
+    monkeypatch.setattr(machines, "record", lambda label, **options: machines.Recorded(target, 1, 1, True))
+    assert machines.main(["laptop-m2"]) == 0
+    assert capsys.readouterr().out.startswith("Recorded results/laptop-m2/: 1 result measured, 1 carried over;")
+    monkeypatch.setattr(machines, "record", fake_record)
     changed[0] = False
     assert machines.main(["laptop-m2"]) == 0
     assert capsys.readouterr().out == "results/laptop-m2/ is current: nothing measured, 7 results as recorded.\n"

@@ -20,7 +20,6 @@ This module imports nothing else of the lab: it is the ground floor every key st
 from __future__ import annotations
 
 import ast
-import copy
 import dis
 import hashlib
 import importlib.util
@@ -149,15 +148,21 @@ def _tree(module_name: str) -> tuple[str, ast.Module, dict[tuple[str, ...], list
     return _trees[module_name]
 
 
-def _without_docstrings(node: ast.AST) -> ast.AST:
-    node = copy.deepcopy(node)
-    for inner in ast.walk(node):
-        body = getattr(inner, "body", None)
-        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and body \
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            inner.body = body[1:] or [ast.Pass()]
-    return node
+def _dump_without_docstrings(node: ast.AST) -> str:
+    """``ast.dump`` of ``node`` with every docstring in it left out (the tree is restored afterwards)."""
+    taken: list[tuple[ast.AST, list]] = []
+    try:
+        for inner in ast.walk(node):
+            body = getattr(inner, "body", None)
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)) and body \
+                    and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                taken.append((inner, body))
+                inner.body = body[1:] or [ast.Pass()]
+        return ast.dump(node)
+    finally:
+        for inner, body in taken:
+            inner.body = body
 
 
 def _segment(source: str, nodes: list[ast.AST]) -> tuple[str, int, int]:
@@ -184,48 +189,72 @@ def _codes(code: types.CodeType):
 Reference = tuple  # (the module the name is looked up in, or None; the name; the object)
 
 
-def _referenced(code: types.CodeType, namespace: dict, package: str | None) -> list[Reference]:
-    """(module, name, object) for every global a code object loads, with the chain of attributes it reads from a
-    module (``question.make_data`` is ``make_data`` of ``question``) and every name it imports in its body."""
-    found: list[Reference] = []
-    home = namespace.get("__name__")
+# What each code object loads, as names, parsed from its bytecode once: ("global", name, (attr, ...)) for a global
+# and the attributes read from it, ("import", module, level, (name, ...)) for an import in the body.
+_loads: dict[types.CodeType, tuple[tuple, ...]] = {}
+
+
+def _load_names(code: types.CodeType) -> tuple[tuple, ...]:
+    known = _loads.get(code)
+    if known is not None:
+        return known
+    found: list[tuple] = []
     for inner in _codes(code):
         instructions = list(dis.get_instructions(inner))
         for at, ins in enumerate(instructions):
             if ins.opname in _LOADS:
-                name = ins.argval
-                if name not in namespace:
-                    continue
-                value = namespace[name]
-                found.append((home, name, value))
-                step = at + 1
-                while isinstance(value, types.ModuleType) and step < len(instructions) \
-                        and instructions[step].opname in _ATTRS:
-                    attr, owner = instructions[step].argval, value.__name__
-                    value = getattr(value, attr, None)
-                    found.append((owner, attr, value))
+                step, attrs = at + 1, []
+                while step < len(instructions) and instructions[step].opname in _ATTRS:
+                    attrs.append(instructions[step].argval)
                     step += 1
+                found.append(("global", ins.argval, tuple(attrs)))
             elif ins.opname == "IMPORT_NAME":
                 level = next((prev.argval for prev in reversed(instructions[max(0, at - 2):at])
                               if prev.opname == "LOAD_CONST" and isinstance(prev.argval, int)), 0)
-                try:
-                    target = importlib.util.resolve_name("." * level + ins.argval, package) if level else ins.argval
-                except (ImportError, ValueError):
-                    continue
-                module = sys.modules.get(target)
-                if module is None:
-                    continue
-                step = at + 1
+                step, names = at + 1, []
                 while step < len(instructions) and instructions[step].opname in ("IMPORT_FROM", "STORE_FAST",
                                                                                  "STORE_NAME", "STORE_DEREF"):
                     if instructions[step].opname == "IMPORT_FROM":
-                        attr = instructions[step].argval
-                        found.append((target, attr, getattr(module, attr, None)))
+                        names.append(instructions[step].argval)
                     step += 1
+                found.append(("import", ins.argval, level, tuple(names)))
+    _loads[code] = tuple(found)
+    return _loads[code]
+
+
+def _referenced(code: types.CodeType, namespace: dict, package: str | None, roots: frozenset[str]) -> list[Reference]:
+    """(module, name, object) for every global a code object loads, with the chain of attributes it reads from a
+    module (``question.make_data`` is ``make_data`` of ``question``) and every name it imports in its body,
+    resolved in the namespaces as they are now."""
+    found: list[Reference] = []
+    home = namespace.get("__name__")
+    for load in _load_names(code):
+        if load[0] == "global":
+            _, name, attrs = load
+            if name not in namespace:
+                continue
+            value = namespace[name]
+            found.append((home, name, value))
+            for attr in attrs:  # attributes of the project's modules (reading torch's could import more of it)
+                if not isinstance(value, types.ModuleType) or value.__name__.split(".")[0] not in roots:
+                    break
+                owner = value.__name__
+                value = getattr(value, attr, None)
+                found.append((owner, attr, value))
+        else:
+            _, name, level, names = load
+            try:
+                target = importlib.util.resolve_name("." * level + name, package) if level else name
+            except (ImportError, ValueError):
+                continue
+            module = sys.modules.get(target)
+            if module is None:
+                continue
+            found += [(target, attr, getattr(module, attr, None)) for attr in names]
     return found
 
 
-def _expression_names(node: ast.AST, namespace: dict) -> list[Reference]:
+def _expression_names(node: ast.AST, namespace: dict, roots: frozenset[str]) -> list[Reference]:
     """What an assignment's value refers to, resolved in its module: ``timing.NOISE_TOLERANCE`` and the like."""
     found: list[Reference] = []
     home = namespace.get("__name__")
@@ -241,7 +270,7 @@ def _expression_names(node: ast.AST, namespace: dict) -> list[Reference]:
                 value = namespace[current.id]
                 found.append((home, current.id, value))
                 for attr in chain:
-                    if not isinstance(value, types.ModuleType):
+                    if not isinstance(value, types.ModuleType) or value.__name__.split(".")[0] not in roots:
                         break
                     owner = value.__name__
                     value = getattr(value, attr, None)
@@ -290,11 +319,30 @@ def _origin(module_name: str, name: str, roots: frozenset[str], depth: int = 0) 
 # ---- reach -------------------------------------------------------------------------------------------------------
 
 _reached: dict[Any, tuple[tuple, Code]] = {}
+# Each definition's text, lines and key material, by (module, path), with the loaded source they were cut from.
+_texts: dict[tuple[str, tuple[str, ...]], tuple[str, str, int, int, str]] = {}
 
 
 def _modules_token(code: Code) -> tuple:
     return tuple((name, _definitions(sys.modules[name])) for name in sorted({p.module for p in code.pieces})
                  if name in sys.modules)
+
+
+# Codes by where their root is defined, with the source of every module they came from: a rebuild under mkdocs
+# serve imports the project afresh (new objects), and reuses a Code whose modules read as they did.
+_by_name: dict[tuple[str, tuple[str, ...]], tuple[dict[str, str], Code]] = {}
+
+
+def memo() -> dict:
+    """What ``reach`` found by name in this process (for ``adopt``)."""
+    return _by_name
+
+
+def adopt(found: dict) -> None:
+    """Reuse what an earlier import of this module found (``memo``); an entry whose modules' sources changed
+    since is found anew."""
+    global _by_name
+    _by_name = found
 
 
 def reach(func: Callable) -> Code:
@@ -304,7 +352,15 @@ def reach(func: Callable) -> Code:
     known = _reached.get(func)
     if known is not None and known[0] == _modules_token(known[1]):
         return known[1]
-    code = _reach(func)
+    home = _home(func)
+    named = _by_name.get(home) if home is not None else None
+    if named is not None and all(name in sys.modules and getattr(sys.modules[name], "__file__", None)
+                                 and loaded_source(name) == source for name, source in named[0].items()):
+        code = named[1]
+    else:
+        code = _reach(func)
+        if home is not None:
+            _by_name[home] = ({name: loaded_source(name) for name in {p.module for p in code.pieces}}, code)
     _reached[func] = (_modules_token(code), code)
     return code
 
@@ -322,7 +378,7 @@ def _reach(root: Callable) -> Code:
         if (module_name, path) in seen:
             continue
         seen.add((module_name, path))
-        piece, references = _piece(module_name, path, obj)
+        piece, references = _piece(module_name, path, obj, roots)
         pieces.append(piece)
         for owner, name, value in references:
             value = _unwrap(value)
@@ -342,15 +398,19 @@ def _reach(root: Callable) -> Code:
     return Code(tuple(pieces), digest.hexdigest())
 
 
-def _piece(module_name: str, path: tuple[str, ...], obj: Any) -> tuple[Piece, list[Reference]]:
+def _piece(module_name: str, path: tuple[str, ...], obj: Any, roots: frozenset[str]) -> tuple[Piece, list[Reference]]:
     module = sys.modules.get(module_name)
     if module is None or not getattr(module, "__file__", None):
         raise SourceError(f"{module_name} has no source file to read {'.'.join(path)} from")
     source, _, index = _tree(module_name)
     nodes = index.get(path)
     if nodes:
-        text, first, last = _segment(source, nodes)
-        material = "\n".join(ast.dump(_without_docstrings(node)) for node in nodes)
+        known = _texts.get((module_name, path))
+        if known is None or known[0] is not source:
+            text, first, last = _segment(source, nodes)
+            known = (source, text, first, last, "\n".join(_dump_without_docstrings(node) for node in nodes))
+            _texts[(module_name, path)] = known
+        _, text, first, last, material = known
     elif obj is not None and path[-1] == "<lambda>":  # a lambda: the line it is on, keyed by its text
         try:
             lines, first = inspect.getsourcelines(obj)
@@ -367,7 +427,7 @@ def _piece(module_name: str, path: tuple[str, ...], obj: Any) -> tuple[Piece, li
     if path[0] == "=":
         kind, name = "value", path[1]
         for node in nodes:
-            references += _expression_names(node, namespace)
+            references += _expression_names(node, namespace, roots)
     elif inspect.isclass(obj):
         kind, name = "class", ".".join(path)
         for base in obj.__bases__:
@@ -377,10 +437,10 @@ def _piece(module_name: str, path: tuple[str, ...], obj: Any) -> tuple[Piece, li
             for function in ([member] if inspect.isfunction(member) else
                              [f for f in (getattr(member, "fget", None), getattr(member, "fset", None))
                               if inspect.isfunction(f)]):
-                references += _referenced(function.__code__, function.__globals__, package)
+                references += _referenced(function.__code__, function.__globals__, package, roots)
     else:
         kind, name = "function", ".".join(path)
-        references += _referenced(obj.__code__, obj.__globals__, package)
+        references += _referenced(obj.__code__, obj.__globals__, package, roots)
         for cell in obj.__closure__ or ():
             try:
                 references.append((None, "", cell.cell_contents))

@@ -402,6 +402,10 @@ def _build(staging: Path, env: dict) -> None:
 _ON = {"1", "true", "yes", "on"}
 
 
+def _results(count: int) -> str:
+    return f"{count} result{'' if count == 1 else 's'}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="make record", description="Record this machine's results into results/<label>/: what is missing or "
@@ -420,9 +424,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shown = store.shown_path(done.target)
     if not done.changed:
-        print(f"{shown}/ is current: nothing measured, {done.carried} results as recorded.")
+        print(f"{shown}/ is current: nothing measured, {_results(done.carried)} as recorded.")
         return 0
     files = sum(1 for p in done.target.rglob("*") if p.is_file())
-    print(f"Recorded {shown}/: {done.measured} results measured, {done.carried} carried over; {files} files, "
+    print(f"Recorded {shown}/: {_results(done.measured)} measured, {done.carried} carried over; {files} files, "
           f"{_size(done.target) / 1024:.0f} KiB. Commit it to share it.")
     return 0

@@ -319,7 +319,9 @@ def _remember_ratios() -> None:
 def on_config(config):
     first = _first_language(config)
     if _session.builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
+        found = _lab("code").memo()
         purge_snippets()
+        _lab("code").adopt(found)  # what reached what, kept where the modules read as they did
     _session.builds += 1
     _remember_ratios()
     _session.code.clear()
