@@ -78,7 +78,8 @@ def piece_block(piece: code.Piece) -> str:
     """The highlighted source of ``piece`` as this process loaded it, with its file, line range and, when
     ``REPO_URL`` is set, a link."""
     rel = _relative(piece.path)
-    caption = f"{rel}, lines {piece.first}–{piece.last}" if piece.last > piece.first else f"{rel}, line {piece.first}"
+    caption = (t("{file}, lines {first}–{last}", file=rel, first=piece.first, last=piece.last)
+               if piece.last > piece.first else t("{file}, line {first}", file=rel, first=piece.first))
     url = _link(rel, piece.first, piece.last)
     if url:
         caption = f'<a href="{html.escape(url)}">{html.escape(caption)}</a>'
