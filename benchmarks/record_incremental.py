@@ -102,7 +102,7 @@ def main() -> int:
     ratio = edited / full
     rows = [("a full recording (REFRESH=1)", full, full_line, "", True),
             ("again, nothing changed", again, again_line, "nothing measured, no file changed",
-             _measured(again_line) == 0 and "is current" in again_line and unchanged),
+             _measured(again_line) == 0 and "is up to date" in again_line and unchanged),
             ("after editing one experiment", edited, edited_line, f"one result measured, < {TARGET:.0%} of the full",
              _measured(edited_line) == 1 and ratio < TARGET)]
     print("| make record | seconds | it said | target | met |")

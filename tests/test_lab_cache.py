@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from snippets.lab import ExperimentError, cache, environment
+from snippets.lab import store
 from snippets.lab import context
 
 
@@ -288,14 +289,14 @@ def test_experiment_names_drop_the_package_prefix_and_measure(module, name):
 
 def test_cache_dir_is_the_projects_unless_told(monkeypatch, tmp_path):
     monkeypatch.delenv("PITFALLS_CACHE_DIR")
-    assert cache.cache_dir() == cache.PROJECT_ROOT / ".cache" / "results"
+    assert store.cache_dir() == store.PROJECT_ROOT / ".cache" / "results"
     monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path / "elsewhere"))
-    assert cache.cache_dir() == tmp_path / "elsewhere"
+    assert store.cache_dir() == tmp_path / "elsewhere"
 
 
 def test_tests_never_use_the_projects_cache():
     """conftest points every fast test at a private cache: no test writes results into the project's."""
-    assert not cache.cache_dir().resolve().is_relative_to((cache.PROJECT_ROOT / ".cache").resolve())
+    assert not store.cache_dir().resolve().is_relative_to((store.PROJECT_ROOT / ".cache").resolve())
 
 
 FP = {"torch": "2.13.0", "device": "cpu", "device_name": "CPU (demo)", "cpu": "demo", "threads": 2}
@@ -551,7 +552,7 @@ def test_store_text_writes_a_temporary_file_beside_the_target_then_renames_it(tm
         real_replace(source, destination)
 
     monkeypatch.setattr(cache.os, "replace", replace)
-    cache.store_text(target, "π = 3.14159\n")
+    store.store_text(target, "π = 3.14159\n")
     [(source, destination, written)] = renamed
     assert destination == target and source.parent == target.parent
     assert source.name.startswith(".tmp-") and source.name.endswith(".json")
@@ -568,7 +569,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monk
 
     monkeypatch.setattr(cache.os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
-        cache.store_text(target, "new")
+        store.store_text(target, "new")
     assert target.read_text() == "old"
     assert list(tmp_path.iterdir()) == [target]
 
@@ -582,7 +583,7 @@ def test_an_interrupted_write_leaves_no_temporary_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cache.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        cache.store_text(target, "new")
+        store.store_text(target, "new")
     assert list(tmp_path.iterdir()) == []
 
 

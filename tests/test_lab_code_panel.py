@@ -17,6 +17,7 @@ import pytest
 
 import snippets.experiments
 from snippets.lab import cache, provenance
+from snippets.lab import store
 from snippets.lab import context, render
 from snippets.lab.cache import Result
 
@@ -131,7 +132,7 @@ def test_qualified_names_of_lab_and_recipes():
 
 
 def test_paths_are_relative_to_the_project_or_just_the_file_name(tmp_path):
-    assert provenance._relative(str(cache.PROJECT_ROOT / "snippets" / "seeding.py")) == "snippets/seeding.py"
+    assert provenance._relative(str(store.PROJECT_ROOT / "snippets" / "seeding.py")) == "snippets/seeding.py"
     assert provenance._relative(str(tmp_path / "elsewhere.py")) == "elsewhere.py"
 
 

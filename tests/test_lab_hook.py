@@ -20,6 +20,7 @@ from mkdocs.exceptions import PluginError
 from conftest import ROOT
 
 from snippets.lab import cache, environment, mkdocs_hook as hook
+from snippets.lab import store
 from snippets.lab import context, render
 
 
@@ -45,7 +46,7 @@ def _pitfalls_records(caplog) -> list[tuple[int, str]]:
 
 
 def _folder_for(fp: dict) -> Path:
-    return cache.cache_dir().parent / "notebooks" / hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:16]
+    return store.cache_dir().parent / "notebooks" / hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def test_without_notebooks_the_config_is_returned(fresh_hook, tmp_path):
@@ -57,7 +58,7 @@ def test_the_notebook_cache_is_keyed_by_the_environment(fresh_hook, tmp_path, mo
     jupyter = _jupyter_plugin()
     assert fresh_hook.on_config(_config(tmp_path, jupyter)) is not None
     folder = Path(jupyter.config["cache_dir"])
-    assert folder.parent == cache.cache_dir().parent / "notebooks"
+    assert folder.parent == store.cache_dir().parent / "notebooks"
     assert len(folder.name) == 16 and int(folder.name, 16) >= 0
     assert folder == _folder_for(environment.fingerprint())
     assert fresh_hook._session.executed_dir == folder / "executed"
@@ -120,7 +121,7 @@ def test_a_cached_page_without_its_executed_notebook_is_rendered_again(fresh_hoo
     assert executed.parent == folder / "executed"
     assert executed.name == f"question-{hashlib.sha256(source.read_bytes()).hexdigest()[:16]}.ipynb"
 
-    cache.store_text(executed, "{}")  # with its executed notebook: kept
+    store.store_text(executed, "{}")  # with its executed notebook: kept
     fresh_hook.on_config(config)
     assert rendered.exists()
     executed.unlink()  # without: rendered again
@@ -210,7 +211,7 @@ def _notebook_page(tmp_path, src="notebooks/question.py"):
 def test_the_executed_notebook_is_published_beside_its_page(fresh_hook, tmp_path, monkeypatch):
     monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
     page = _notebook_page(tmp_path)
-    cache.store_text(hook._executed_path(page.file.abs_src_path), '{"cells": []}')
+    store.store_text(hook._executed_path(page.file.abs_src_path), '{"cells": []}')
     assert fresh_hook.on_post_page("<html>", page, None) == "<html>"
     assert (tmp_path / "site" / "notebooks" / "question" / "question.ipynb").read_text() == '{"cells": []}'
     assert fresh_hook.on_post_page("<html>", page, None) == "<html>", "a rebuild publishes it again"

@@ -119,7 +119,7 @@ def test_a_label_of_another_machine_is_refused_unless_replaced(lab, monkeypatch)
     _record(monkeypatch, lab, "box", THERE)
     with pytest.raises(machines.ArchiveError) as refused:
         _record(monkeypatch, lab, "box", HERE)
-    assert "results/box/ was recorded on another machine" in str(refused.value)
+    assert "results/box/ was recorded in another environment" in str(refused.value)
     assert "device: 'cuda' there, 'cpu' here" in str(refused.value) and "REPLACE=1" in str(refused.value)
     assert machines.load(machines.results_dir() / "box").fingerprint == THERE, "left as it was"
     _record(monkeypatch, lab, "box", HERE, replace=True)
@@ -340,7 +340,7 @@ def test_frozen_notebooks_must_be_recorded_and_current(lab, monkeypatch, tmp_pat
     import nbformat
 
     rendered = machines.frozen_notebook(source)  # the source's cells, the recording's outputs
-    assert rendered.parent == cache.cache_dir().parent / "notebooks" / "frozen" / "box"
+    assert rendered.parent == store.cache_dir().parent / "notebooks" / "frozen" / "box"
     [cell] = nbformat.read(rendered, as_version=4).cells
     assert cell.source == "print(1)" and cell.outputs[0]["text"] == "1\n"
     source.write_text("# %%\nprint(2)\n")
@@ -425,7 +425,7 @@ def test_make_record_says_what_it_recorded(monkeypatch, tmp_path, capsys):
     assert machines.main(["laptop-m2"]) == 0
     assert calls == [("laptop-m2", False, False, False)]
     assert capsys.readouterr().out == ("Recorded results/laptop-m2/: 4 results measured, 7 carried over; 2 files, "
-                                       "3 KiB. Commit it to share it.\n")
+                                       "3 KiB. Commit the folder to share it (git add results/laptop-m2).\n")
     assert machines.main(["laptop-m2", "--replace"]) == 0 and calls[-1] == ("laptop-m2", True, False, False)
     assert machines.main(["laptop-m2", "--refresh", "--allow-dirty"]) == 0
     assert calls[-1] == ("laptop-m2", False, True, True)
@@ -436,7 +436,7 @@ def test_make_record_says_what_it_recorded(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(machines, "record", fake_record)
     changed[0] = False
     assert machines.main(["laptop-m2"]) == 0
-    assert capsys.readouterr().out == "results/laptop-m2/ is current: nothing measured, 7 results as recorded.\n"
+    assert capsys.readouterr().out == "results/laptop-m2/ is up to date: nothing measured; its 7 results kept as recorded.\n"
 
 
 def test_make_record_explains_itself_and_its_refusals(monkeypatch, capsys, help_of):
@@ -535,7 +535,7 @@ def test_a_recording_made_elsewhere_is_refused_with_what_differs(lab, monkeypatc
     with pytest.raises(machines.ArchiveError) as refused:
         _record(monkeypatch, lab, "gpu-h200", HERE)
     assert str(refused.value) == (
-        "results/gpu-h200/ was recorded on another machine (cpu: 'there' there, 'here' here, device: 'cuda' there, "
+        "results/gpu-h200/ was recorded in another environment (cpu: 'there' there, 'here' here, device: 'cuda' there, "
         "'cpu' here, device_name: 'NVIDIA H200' there, 'CPU (here)' here, threads: 16 there, 2 here); choose "
         "another MACHINE=… or replace it with make record MACHINE=gpu-h200 REPLACE=1")
     assert _record(monkeypatch, lab, "gpu-h200", HERE, replace=True).name == "gpu-h200"
@@ -554,7 +554,7 @@ def test_the_recording_build_is_a_strict_build_of_this_project(monkeypatch, tmp_
     monkeypatch.setattr(machines.subprocess, "run", fake_run)
     machines._build(tmp_path, {"REFRESH": "1"})
     assert seen["command"][:6] == [sys.executable, "-m", "mkdocs", "build", "--strict", "-d"]
-    assert seen["cwd"] == cache.PROJECT_ROOT and seen["env"] == {"REFRESH": "1"}
+    assert seen["cwd"] == store.PROJECT_ROOT and seen["env"] == {"REFRESH": "1"}
     seen["code"] = 1
     with pytest.raises(machines.ArchiveError, match=r"^the site did not build, so nothing was recorded "
                                                     r"\(the build's errors are above\)$"):
@@ -582,7 +582,7 @@ def test_a_recorded_result_is_read_back_whole_or_said_stale(lab, monkeypatch):
 
 def test_results_live_in_the_projects_results_folder_unless_told_otherwise(monkeypatch, tmp_path):
     monkeypatch.delenv("PITFALLS_RESULTS_DIR", raising=False)
-    assert machines.results_dir() == cache.PROJECT_ROOT / "results"
+    assert machines.results_dir() == store.PROJECT_ROOT / "results"
     monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(tmp_path))
     assert machines.results_dir() == tmp_path
 
@@ -760,10 +760,10 @@ def _git_tree(tmp_path, monkeypatch):
 
 def test_the_tree_state_is_its_commit_and_every_change_but_recordings(monkeypatch, tmp_path):
     monkeypatch.setattr(store, "PROJECT_ROOT", tmp_path)
-    with pytest.raises(machines.ArchiveError, match="cannot tell which commit this tree is"):
+    with pytest.raises(machines.ArchiveError, match="cannot find the commit this tree is at"):
         machines.tree_state()  # not a git repository
     git = _git_tree(tmp_path, monkeypatch)
-    with pytest.raises(machines.ArchiveError, match="a recording names the commit that measured it"):
+    with pytest.raises(machines.ArchiveError, match="a recording names the commit it was measured at"):
         machines.tree_state()  # a repository without a commit
     (tmp_path / "results" / "box").mkdir(parents=True)
     (tmp_path / "results" / "box" / "manifest.json").write_text("{}")
@@ -792,9 +792,10 @@ def test_a_dirty_tree_is_recorded_only_when_told_and_then_named(lab, monkeypatch
     with pytest.raises(machines.ArchiveError) as refused:
         _record(monkeypatch, lab, "box", HERE, tree=dirty)
     assert str(refused.value) == (
-        "the working tree differs from commit 0123456789ab (snippets/f0.py, snippets/f1.py, snippets/f2.py, "
-        "snippets/f3.py, snippets/f4.py and 2 more): a recording must come from a commit anyone can check out. "
-        "Commit first, or record anyway with ALLOW_DIRTY=1 (the manifest then names the digest of the changes)")
+        "the working tree has uncommitted changes or untracked files since commit 0123456789ab (snippets/f0.py, "
+        "snippets/f1.py, snippets/f2.py, snippets/f3.py, snippets/f4.py and 2 more): a recording must come from a "
+        "commit anyone can check out. Commit first, or record anyway with make record MACHINE=box ALLOW_DIRTY=1 (the "
+        "manifest then names the digest of the changes)")
     assert not machines.results_dir().exists() or not list(machines.results_dir().iterdir())
     monkeypatch.setattr(machines, "diff_digest", lambda changed: "abcdef0123456789")
     target = _record(monkeypatch, lab, "box", HERE, tree=dirty, allow_dirty=True)

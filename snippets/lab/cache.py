@@ -21,7 +21,6 @@ from typing import Any, Callable
 
 from . import code, context, environment, store
 from .i18n import t
-from .store import PROJECT_ROOT, cache_dir, store_text  # noqa: F401 - where the lab's callers find them
 
 log = logging.getLogger("mkdocs.plugins.pitfalls")
 

@@ -261,8 +261,8 @@ def tree_state() -> tuple[str, list[str]]:
                                              ":(exclude)results").splitlines() if line.strip()]
     except (OSError, subprocess.CalledProcessError) as error:
         detail = getattr(error, "stderr", "") or str(error)
-        raise ArchiveError(f"cannot tell which commit this tree is ({detail.strip() or 'git failed'}): a recording "
-                           f"names the commit that measured it, so it is made from a git checkout") from None
+        raise ArchiveError(f"cannot find the commit this tree is at ({detail.strip() or 'git failed'}): a recording "
+                           f"names the commit it was measured at, so it must be made in a git checkout") from None
     return head, changed
 
 
@@ -305,14 +305,16 @@ def record(label: str, *, replace: bool = False, refresh: bool = False, allow_di
     all: an interrupted recording leaves the previous one as it was. (``build``: the site build, replaceable for
     tests.)"""
     if not LABEL.match(label or ""):
-        raise ArchiveError(f"MACHINE={label!r} is not a usable label: lower-case letters, digits, '.', '_' and '-', "
-                           f"starting with a letter or digit (for example MACHINE=laptop-m2 or MACHINE=a100-80gb)")
+        raise ArchiveError(f"MACHINE={label!r} is not a usable label: use lower-case letters, digits, '.', '_' and "
+                           f"'-', starting with a letter or digit, at most 63 characters (for example "
+                           f"MACHINE=laptop-m2 or MACHINE=a100-80gb)")
     head, changed = tree_state()
     if changed and not allow_dirty:
         shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-        raise ArchiveError(f"the working tree differs from commit {head[:12]} ({shown}): a recording must come from a "
-                           f"commit anyone can check out. Commit first, or record anyway with ALLOW_DIRTY=1 (the "
-                           f"manifest then names the digest of the changes)")
+        raise ArchiveError(f"the working tree has uncommitted changes or untracked files since commit {head[:12]} "
+                           f"({shown}): a recording must come from a commit anyone can check out. Commit first, or "
+                           f"record anyway with make record MACHINE={label} ALLOW_DIRTY=1 (the manifest then names "
+                           f"the digest of the changes)")
     commit = f"{head}-dirty-{diff_digest(changed)}" if changed else head
     root = results_dir()
     target = root / label
@@ -323,7 +325,7 @@ def record(label: str, *, replace: bool = False, refresh: bool = False, allow_di
         if old.fingerprint != fp and not replace:
             differ = ", ".join(f"{k}: {old.fingerprint.get(k)!r} there, {fp.get(k)!r} here"
                                for k in sorted(set(fp) | set(old.fingerprint)) if old.fingerprint.get(k) != fp.get(k))
-            raise ArchiveError(f"results/{label}/ was recorded on another machine ({differ}); choose another "
+            raise ArchiveError(f"results/{label}/ was recorded in another environment ({differ}); choose another "
                                f"MACHINE=… or replace it with make record MACHINE={label} REPLACE=1")
         previous = old if old.fingerprint == fp and not refresh else None
     staging_root = store.cache_dir().parent / "recording"  # beside the result cache, outside results/
@@ -424,9 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shown = store.shown_path(done.target)
     if not done.changed:
-        print(f"{shown}/ is current: nothing measured, {_results(done.carried)} as recorded.")
+        print(f"{shown}/ is up to date: nothing measured; its {_results(done.carried)} kept as recorded.")
         return 0
     files = sum(1 for p in done.target.rglob("*") if p.is_file())
     print(f"Recorded {shown}/: {_results(done.measured)} measured, {done.carried} carried over; {files} files, "
-          f"{_size(done.target) / 1024:.0f} KiB. Commit it to share it.")
+          f"{_size(done.target) / 1024:.0f} KiB. Commit the folder to share it (git add {shown}).")
     return 0

@@ -197,8 +197,9 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
     helpers = [p for p in reached.reached if not p.recipe]
     recipes = [p for p in reached.reached if p.recipe]
     parts = [provenance_line(result), piece_block(reached.root),
-             "<p>" + t("This code and what it calls below are what this result is keyed by: editing any line of "
-                       "them measures it again; nothing else does (comments and docstrings aside).") + "</p>"]
+             "<p>" + t("This code and the code it uses, listed below, are what this result is keyed by: changing any "
+                       "of it measures the result again at the next build; changing a comment, a docstring or any "
+                       "other code does not.") + "</p>"]
     if helpers:
         parts.append(_details(t("What it calls: {listed}", listed=_listed(helpers)), _pieces_body(helpers)))
     if recipes:
