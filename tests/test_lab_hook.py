@@ -577,6 +577,39 @@ def test_an_executed_notebook_goes_into_the_recording_being_made(fresh_hook, tmp
     assert (kept / "question.ipynb").read_bytes() == hook._executed_path(str(source)).read_bytes()
 
 
+def test_a_recorded_notebook_of_this_source_is_carried_over_not_executed(fresh_hook, tmp_path, monkeypatch):
+    import jupytext
+    import nbclient
+    import nbformat
+
+    from snippets.lab import store
+
+    class NoExecution:
+        def __init__(self, notebook, **options):
+            raise AssertionError("a notebook recorded from this source is not executed again")
+
+    monkeypatch.setattr(nbclient, "NotebookClient", NoExecution)
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
+    source = tmp_path / "question.py"
+    source.write_text("# %%\nprint(1)\n")
+    recorded = jupytext.read(source)
+    recorded.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="recorded 1\n")]
+    previous = tmp_path / "results" / "box"
+    (previous / "notebooks").mkdir(parents=True)
+    (previous / "notebooks" / "question.ipynb").write_text(nbformat.writes(recorded))
+    manifest = {"label": "box", "commit": "c0ffee", "notebooks": {"question": store.notebook_digest(source)}}
+    writer = store.Writer(tmp_path / "rec", store.Recording("box", previous, manifest))
+    monkeypatch.setattr(store, "writer", lambda find=None: writer)
+    rendered = []
+    hook._keep_executed(lambda nb_path, **options: rendered.append(nb_path) or "<p>")(str(source), execute=True)
+    executed = hook._executed_path(str(source))
+    assert rendered == [str(executed)], "rendered from the recorded outputs, kept where the page publishes them"
+    assert "recorded 1" in executed.read_text()
+    kept = tmp_path / "rec" / "notebooks"
+    assert sorted(p.name for p in kept.iterdir()) == ["question.ipynb", "question.source-digest"]
+    assert (kept / "question.ipynb").read_bytes() == (previous / "notebooks" / "question.ipynb").read_bytes()
+
+
 def test_recorded_machines_tables_are_drawn_with_the_sites_markdown(fresh_hook, tmp_path, monkeypatch):
     from snippets.lab import machines
 

@@ -169,12 +169,14 @@ def _keep_executed(original):
         recording = _lab("store").writer()
         carried = recording.reuse_notebook(Path(nb_path)) if recording is not None and not _session.reexecute \
             else None
-        if carried is not None:  # make record: executed from this source already, by the recording it replaces
-            executed = machines.recorded_notebook(Path(nb_path), recording.previous)
-            recording.keep_notebook(Path(nb_path), carried)
-            return with_alt_text(original(str(executed), execute=False, kernel_name=kernel_name, **options),
-                                 str(executed))
         target = _executed_path(nb_path)
+        if carried is not None:  # make record: executed from this source already, by the recording it replaces
+            # (this machine's fingerprint): its outputs are this build's, published beside the page
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(machines.recorded_notebook(Path(nb_path), recording.previous), target)
+            recording.keep_notebook(Path(nb_path), carried)
+            return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options),
+                                 str(target))
         if target.exists() and not _session.reexecute and recording is None:  # executed here before, from this source
             return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
         import jupytext
