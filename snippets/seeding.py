@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The PyTorch pitfalls, measured authors
 """Seed once per model, not once per script.
 
 ``torch.manual_seed(0)`` fixes where the global random stream starts, not what each consumer gets: on the

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The PyTorch pitfalls, measured authors
 """Count optimizer steps exactly, so runs with different batch sizes can be compared fairly.
 
 The pitfall: "20 epochs" means 20 optimizer steps at full batch and 400 at batch 512 on 10 000 samples, so a

@@ -75,3 +75,16 @@ def test_every_include_target_exists():
     for page in (ROOT / "docs").rglob("*.md"):
         for target in re.findall(r'--8<-- "([^"]+)"', page.read_text()):
             assert (ROOT / target.split(":")[0]).is_file(), f"{page.name} includes missing {target}"
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_each_recipe_carries_its_licence_in_its_first_lines(name):
+    """A copied recipe keeps its licence: an SPDX line naming the project's licence, then the copyright line."""
+    import re  # (tomllib is not in Python 3.10)
+
+    licence = re.search(r'^license = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M).group(1)
+    first, second = (ROOT / "snippets" / f"{name}.py").read_text(encoding="utf-8").splitlines()[:2]
+    assert first == f"# SPDX-License-Identifier: {licence}"
+    assert second.startswith("# Copyright (c) ") and "The PyTorch pitfalls, measured authors" in second
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith(f"{licence} License\n") and second.removeprefix("# ") in text

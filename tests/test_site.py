@@ -208,3 +208,14 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
         if per_sample not in text:
             problems.append(f"the per-sample share is {per_sample} but the {where} does not say so")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("page, words", [("index.html", "by its authors; its code is under the MIT licence"),
+                                         ("zh/index.html", "由项目作者们编写，代码采用 MIT 许可证")])
+def test_the_footer_names_the_project_and_its_licence_in_the_pages_language(built_site, page, words):
+    import re
+
+    footer = re.search(r'<div class="pitfalls-footer">(.*?)</div>', (built_site / page).read_text(encoding="utf-8"), re.S)
+    assert footer, f"{page}: no footer line"
+    text = re.sub(r"\s+", " ", footer.group(1)).strip()
+    assert text == f"PyTorch pitfalls, measured · {words}", "without REPO_URL: no link, and no report link"

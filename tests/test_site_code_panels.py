@@ -97,6 +97,8 @@ def test_repo_url_links_header_edit_buttons_and_code_panels(tmp_path, built_site
     page = (copy / "site" / "loader-overhead" / "index.html").read_text(encoding="utf-8")
     assert 'href="https://github.com/example/pitfalls"' in page, "the header does not link the repository"
     assert 'href="https://github.com/example/pitfalls/edit/trunk/docs/loader-overhead.md"' in page
+    assert '<a href="https://github.com/example/pitfalls/issues/new">Report a problem</a>' in page, "the footer"
+    assert '<a href="https://github.com/example/pitfalls">PyTorch pitfalls, measured</a>' in page
     # the sources' links are in the panels' files, which the page links
     page += "".join((copy / "site" / "loader-overhead" / html.unescape(src)).read_text(encoding="utf-8")
                     for src in set(re.findall(r'data-src="([^"]+)"', page)))
