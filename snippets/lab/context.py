@@ -49,10 +49,6 @@ class Build:
         if self.page:
             self.shown.setdefault(self.page, set()).add(name)
 
-    def where(self) -> str:
-        """``[page docs/x.md] `` for an error message, or nothing outside a page."""
-        return f"[page docs/{self.page}] " if self.page else ""
-
 
 _current = Build()
 

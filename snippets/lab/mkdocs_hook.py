@@ -123,6 +123,12 @@ def purge_snippets() -> list[str]:
 RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
 
 
+def _recording():
+    """The recording ``make record`` is making with this build (``store.writer``), or None: the same writer, and
+    the same checked copy of the recording it replaces, as the experiments' runner uses."""
+    return _lab("store").writer(_lab("cache").find_experiment)
+
+
 def _twin(source: str) -> Path | None:
     """The default-language notebook a translated one (``docs/zh/notebooks/x.py``) takes its outputs from."""
     path = Path(source)
@@ -166,7 +172,7 @@ def _keep_executed(original):
         if machines.frozen():  # FROZEN=1: the leading machine's executed notebook, never an execution
             executed = str(_executed_path(nb_path))
             return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
-        recording = _lab("store").writer()
+        recording = _recording()
         carried = recording.reuse_notebook(Path(nb_path)) if recording is not None and not _session.reexecute \
             else None
         target = _executed_path(nb_path)
@@ -270,7 +276,7 @@ def _configure_notebooks(config, jupyter) -> None:
     jupyter.config["cache_dir"] = str(pages)
     _session.executed_dir = folder / "executed"
     _session.reexecute = _session.builds == 1 and cache.refresh_mode() == "all"
-    if _session.reexecute or _lab("store").writer() is not None:  # make record renders what it records
+    if _session.reexecute or _recording() is not None:  # make record renders what it records
         jupyter.config["cache"] = False
     if not getattr(jupyter_plugin.convert.nb2html, "pitfalls_wrapped", False):
         jupyter_plugin.convert.nb2html = _keep_executed(jupyter_plugin.convert.nb2html)
