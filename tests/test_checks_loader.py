@@ -39,7 +39,7 @@ def _timed(label: str, median: float, kind: str = "samples", jitter: tuple = STE
     """A timing row as ``measure._timing_row`` writes it: ``kind`` "rounds" for timings made in alternation
     (``timing.interleaved``), "samples" for one ``timing.measure`` (its blocks)."""
     repeats = [median * j for j in jitter]
-    spread = {"rounds": repeats, "extra_rounds": 0} if kind == "rounds" else {"samples": repeats}
+    spread = {"rounds": repeats} if kind == "rounds" else {"samples": repeats}
     return {"label": label, "median": median, "iqr": median / 20, "min": min(repeats), "max": max(repeats),
             "blocks": 12, "runs": 120, **spread, **extra}
 
@@ -91,7 +91,10 @@ def breakdown_times() -> dict:
               ("default_collate: stack the N samples", 3.0e-4), ("the copy alone: clone() of the same bytes", 4.0e-6),
               ("torch.stack of the N one-row tensors: the copy as default_collate makes it", 8.0e-5),
               ("views instead of copies: a TensorLoader epoch (x[0:N], y[0:N])", 5.0e-6)]
+    inside = [("whole", 1.2e-3), ("iterator", 1.0e-5), ("sampler", 2.0e-5), ("indexing", 7.0e-4),
+              ("collate", 3.5e-4), ("remainder", 1.2e-3 - 1.0e-5 - 2.0e-5 - 7.0e-4 - 3.5e-4)]
     return {"n": 1000, "device": "cpu", "stages": [_timed(label, median, "rounds") for label, median in stages],
+            "inside": [_timed(key, median, "rounds", stage=key) for key, median in inside],
             "steps": [_timed("training step on x, y", 1.0e-4, "rounds"),
                       _timed("training step on DataLoader's batch", 1.0e-4, "rounds")]}
 
@@ -196,6 +199,12 @@ def _stage(prefix: str, median: float, jitter: tuple | None = None):
     return edit
 
 
+def _inside(key: str, median: float, jitter: tuple | None = None):
+    def edit(result: dict) -> None:
+        _retime(next(r for r in result["inside"] if r["stage"] == key), median, jitter)
+    return edit
+
+
 def _question(label: str, median: float, jitter: tuple | None = None):
     def edit(result: dict) -> None:
         _retime(_row(result, "rows", label=label), median, jitter)
@@ -255,9 +264,9 @@ CONTRADICTING = {
                                                                        200)),
     "loader.batch_is_fresh_copy": Contradiction(BREAKDOWN, _set(["layout", "batch_shares_memory"], True)),
     "loader.source_already_contiguous": Contradiction(BREAKDOWN, _set(["layout", "x_stride"], [2, 1])),
-    "loader.iterator_negligible": Contradiction(BREAKDOWN_TIMES, _stage("iter(", 1.0e-4)),
+    "loader.iterator_negligible": Contradiction(BREAKDOWN_TIMES, _inside("iterator", 1.0e-4)),
     "loader.copy_negligible": Contradiction(BREAKDOWN_TIMES, _stage("the copy", 8.0e-5)),
-    "loader.per_sample_dominates": Contradiction(BREAKDOWN_TIMES, _stage("dataset[i]", 1.5e-4)),
+    "loader.per_sample_dominates": Contradiction(BREAKDOWN_TIMES, _inside("indexing", 1.5e-4)),
     "loader.stack_copy_costly": Contradiction(BREAKDOWN_TIMES, _stage("torch.stack", 1.6e-5)),  # 4x clone()
     "loader.dataloader_slower_at_every_batch_size": Contradiction(BATCH_SIZE_TIMES, _one_close_batch_size(1.5)),
     "loader.per_sample_cost_ratio": Contradiction(SIZE_TIMES, _tensorloader_per_sample(1 / 10)),
@@ -312,9 +321,9 @@ STRADDLING = {
     "loader.dataloader_slower": (QUESTION_TIMES, _question("DataLoader", 3.0e-4, WIDE)),
     "loader.batched_dataset_faster": (QUESTION_TIMES, _question("DataLoader + BatchedTensorDataset", 1.6e-4, WIDE)),
     # shares of the epoch, from the same rounds: 5 % for "< 5 %", 50 % for "> half"
-    "loader.iterator_negligible": (BREAKDOWN_TIMES, _stage("iter(", 5.0e-5, WIDE)),
+    "loader.iterator_negligible": (BREAKDOWN_TIMES, _inside("iterator", 6.0e-5, WIDE)),
     "loader.copy_negligible": (BREAKDOWN_TIMES, _stage("the copy", 5.0e-5, WIDE)),
-    "loader.per_sample_dominates": (BREAKDOWN_TIMES, _stage("dataset[i]", 2.0e-4, WIDE)),
+    "loader.per_sample_dominates": (BREAKDOWN_TIMES, _inside("indexing", 2.5e-4, WIDE)),
     "loader.stack_copy_costly": (BREAKDOWN_TIMES, _stage("torch.stack", 2.0e-5, WIDE)),  # 5x clone()
     # every row must decide: one row at the threshold, the others far above it
     "loader.dataloader_slower_at_every_batch_size": (BATCH_SIZE_TIMES, _one_close_batch_size(2.0, WIDE)),
@@ -376,16 +385,42 @@ def test_a_timing_without_repeats_decides_nothing(name):
     assert outcome.holds is None, f"{name}: {outcome.status}, {outcome.measured()}"
 
 
-def test_a_stage_share_never_reaches_past_the_whole_epoch():
-    """Stages timed one by one can sum past the epoch in a bootstrap draw; the interval's upper end stops at 1."""
+def test_a_share_is_never_clipped_and_the_stages_inside_add_up_to_the_epoch():
+    """A stage whose rounds reach past the epoch shows an interval past 100 %: nothing is clipped; the stages timed
+    inside the epoch and the remainder add up to it."""
     from snippets.experiments.loader import derive
 
     result = breakdown_times()
-    # indexing and collate together at 90 % of the epoch, with rounds spread enough to reach past it
-    for row in result["stages"]:
-        spread = (0.8, 0.95, 1.0, 1.05, 1.25) if row["label"].startswith(("dataset[i]", "default_collate")) else (1,) * 5
-        row["rounds"] = [row["median"] * j for j in spread]
+    indexing = next(r for r in result["inside"] if r["stage"] == "indexing")
+    whole = next(r for r in result["inside"] if r["stage"] == "whole")
+    indexing["rounds"] = [w * j for w, j in zip(whole["rounds"], (0.8, 0.95, 1.0, 1.05, 1.25, 0.9, 0.9, 0.9))]
     shares = derive.breakdown_shares(result)
-    assert shares["per_sample"]["value"] == pytest.approx(0.9)
-    assert shares["per_sample"]["high"] == 1.0 and shares["per_sample"]["low"] < 0.9
-    assert all(s["high"] <= 1.0 for s in shares.values() if s["value"] <= 1)
+    assert shares["indexing"]["high"] > 1.0, "an interval that reaches past the whole epoch is shown as it is"
+    result = breakdown_times()
+    shares = derive.breakdown_shares(result)
+    assert sum(shares[key]["value"] for key in derive.INSIDE_KEYS) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("name", TIMING_CHECKS)
+def test_a_checked_sentence_states_the_bound_that_was_checked(name):
+    """Each timing check reports the bound it decided on, the value printed beside it is the one decided, and the
+    bound is the one its condition names: the printed bound is the checked one."""
+    from snippets.lab.render import measured
+    from snippets.lab.timing import decide
+
+    outcome = CHECKS[name](copy.deepcopy(CONTRADICTING[name].source.value()))
+    values = outcome.values
+    assert {"relation", "threshold", "low", "high"} <= set(values), f"{name} reports no checked bound: {values}"
+    key = next(k for k in ("ratio", "share", "smallest_ratio") if k in values)
+    percent = key == "share" or "%" in CHECKS[name].condition.split(" than ")[-1][:12]
+    text = measured(values, key, percent=percent)
+    bound = f"{values['threshold'] * 100:g}%" if percent else f"{values['threshold']:g}×"
+    word = "more than" if values["relation"] == ">" else "less than"
+    assert text.startswith(f"{word} {bound} (measured "), text
+    assert "noisy" not in text
+    interval = {"value": values[key], "low": values["low"], "high": values["high"]}
+    assert decide(interval, values["relation"], values["threshold"]) is outcome.holds
+    number = values["threshold"] * 100 if percent else values["threshold"]
+    condition = CHECKS[name].condition
+    assert f"{number:g}" in condition or (number == 50 and "half" in condition) or number == 1, (
+        f"{name}: the condition {condition!r} does not name the bound {bound} it checks")

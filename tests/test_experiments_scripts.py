@@ -19,7 +19,7 @@ SMALL = {
     "loader.question_timing": dict(compared_epochs=4, min_run_time=0.01, rounds=1),
     "loader.breakdown": dict(n=200, rounds=1, min_run_time=0.01),
     "loader.step_share": dict(batches=2, rounds=1, min_run_time=0.01),
-    "loader.workers": dict(settings=((200, 200), (400, 100)), rounds=3, min_run_time=0.0, budget_s=0.0),
+    "loader.workers": dict(settings=((200, 200), (400, 100)), rounds=3, min_run_time=0.0),
     "steps.curves": dict(n_samples=600, batch_sizes=(16, 120, 600), epochs=2, min_steps=12, equal_steps=(3, 6, 12),
                          fit_points=21),
     "steps.init_effect": dict(n_samples=600, batch_size=96, epochs=2, full_epochs=12, seeds=(42, 1), long_seeds=(42,)),

@@ -7,6 +7,7 @@ only counts and orderings).
 
 from __future__ import annotations
 
+import gc
 import math
 from types import SimpleNamespace
 
@@ -33,8 +34,8 @@ def fake(monkeypatch):
     state = SimpleNamespace(per_call=[], numbers=[], timers=[], clock=clock, call_fn=True)
 
     class FakeTimer:
-        def __init__(self, stmt, globals, num_threads):  # noqa: A002 - the real Timer's parameter names
-            self.stmt, self.globals, self.num_threads = stmt, globals, num_threads
+        def __init__(self, stmt, globals, num_threads, setup="pass"):  # noqa: A002 - the real Timer's parameter names
+            self.stmt, self.globals, self.num_threads, self.setup = stmt, globals, num_threads, setup
             state.timers.append(self)
 
         def _timeit(self, number: int) -> float:
@@ -130,7 +131,22 @@ def test_timer_runs_the_function_with_the_build_thread_count(fake):
     [timer] = fake.timers
     # benchmark.Timer would otherwise run the statement on one thread.
     assert timer.stmt == "call()" and timer.num_threads == torch.get_num_threads()
-    assert set(timer.globals) == {"call"}
+    assert set(timer.globals) == {"call", "gc"} and timer.setup == "gc.enable()"
+
+
+def test_the_garbage_collector_is_on_while_the_real_timer_times():
+    """timeit turns the collector off for the timed calls; a training loop runs with it on, and so does measure."""
+    seen = []
+    stats = measure(lambda: seen.append(gc.isenabled()), repeats=3, min_run_time=0.0, block_time=0.0)
+    assert seen and all(seen), "a timed call ran with the garbage collector off"
+    assert len(seen) == stats["runs"] + 1
+
+
+def test_the_mean_is_kept_beside_the_median(fake):
+    # blocks of 1, 1 and 7 ms a call: the median says 1 ms, a total over many calls needs the mean, 3 ms
+    fake.per_call = [1e-3, 1e-3, 1e-3, 7e-3]
+    stats = measure(lambda: None, repeats=3, min_run_time=0.0, block_time=0.001)
+    assert stats["median"] == pytest.approx(1e-3) and stats["mean"] == pytest.approx(3e-3)
 
 
 @pytest.mark.parametrize("repeats", [0, -3])
@@ -213,26 +229,26 @@ PAIRED_B = {"rounds": [1.0, 1.0, 1.0, 1.0], "median": 1.0}
 
 
 def test_a_paired_ratio_is_the_median_of_the_rounds_ratios_with_a_fixed_bootstrap():
-    assert timing.ratio(PAIRED_A, PAIRED_B) == {"value": 3.5, "low": 2.0, "high": 5.0, "paired": True, "n": 4, "contention": None}
+    assert timing.ratio(PAIRED_A, PAIRED_B) == {"value": 3.5, "low": 2.0, "high": 5.0, "paired": True, "n": 4, "contention": None, "processes": 1, "drifted": False}
     assert timing.ratio(PAIRED_A, PAIRED_B, confidence=0.5, resamples=50) == \
-        {"value": 3.5, "low": 3.0, "high": 4.0, "paired": True, "n": 4, "contention": None}
+        {"value": 3.5, "low": 3.0, "high": 4.0, "paired": True, "n": 4, "contention": None, "processes": 1, "drifted": False}
 
 
 def test_an_unpaired_ratio_resamples_each_side():
     result = timing.ratio({"median": 2.0, "samples": [1.9, 2.0, 2.1, 2.2]},
                           {"median": 1.0, "samples": [0.9, 1.0, 1.1]})
     assert result == pytest.approx({"value": 2.0, "low": 1.7727272727, "high": 2.3888888889, "paired": False,
-                                    "n": 3, "contention": None})
+                                    "n": 3, "contention": None, "processes": 1, "drifted": False})
 
 
 @pytest.mark.parametrize("a, b, expected", [
     ({"rounds": [2.0, 4.0], "median": 3.0}, {"rounds": [1.0, 1.0], "median": 1.0},
-     {"value": 3.0, "low": None, "high": None, "paired": True, "n": 2, "contention": None}),
+     {"value": 3.0, "low": None, "high": None, "paired": True, "n": 2, "contention": None, "processes": 1, "drifted": False}),
     ({"median": 2.0, "samples": [1.0, 2.0]}, {"median": 1.0, "samples": [1.0, 1.0, 1.0]},
-     {"value": 2.0, "low": None, "high": None, "paired": False, "n": 2, "contention": None}),
-    ({"median": 2.0}, {"median": 1.0}, {"value": 2.0, "low": None, "high": None, "paired": False, "n": 0, "contention": None}),
+     {"value": 2.0, "low": None, "high": None, "paired": False, "n": 2, "contention": None, "processes": 1, "drifted": False}),
+    ({"median": 2.0}, {"median": 1.0}, {"value": 2.0, "low": None, "high": None, "paired": False, "n": 0, "contention": None, "processes": 1, "drifted": False}),
     ({"rounds": [2.0, 4.0, 6.0], "median": 4.0}, {"rounds": [1.0, 1.0], "median": 1.0, "samples": [1.0]},
-     {"value": 4.0, "low": None, "high": None, "paired": False, "n": 0, "contention": None}),
+     {"value": 4.0, "low": None, "high": None, "paired": False, "n": 0, "contention": None, "processes": 1, "drifted": False}),
 ])
 def test_too_few_rounds_or_blocks_give_no_interval(a, b, expected):
     assert timing.ratio(a, b) == expected
@@ -246,7 +262,7 @@ def test_three_rounds_are_enough_for_an_interval():
 def test_rounds_on_one_side_only_are_not_paired():
     result = timing.ratio({"rounds": [2.0, 3.0, 4.0], "median": 3.0, "samples": [3.0, 3.0, 3.0]},
                           {"median": 1.0, "samples": [1.0, 1.0, 1.0]})
-    assert result == {"value": 3.0, "low": 3.0, "high": 3.0, "paired": False, "n": 3, "contention": None}
+    assert result == {"value": 3.0, "low": 3.0, "high": 3.0, "paired": False, "n": 3, "contention": None, "processes": 1, "drifted": False}
 
 
 @pytest.mark.parametrize("confidence", [0.0, 1.0, 1.5, -0.1])
@@ -295,10 +311,14 @@ def test_decide_knows_two_relations():
 
 @pytest.fixture()
 def scripted_measure(monkeypatch):
-    """``measure`` replaced: each call returns the next scripted median for that function; calls recorded."""
+    """``measure`` replaced: each call returns the next scripted median for that function (the reference workload
+    is ``"ref"``, 1.0 unless scripted); calls recorded."""
     script: dict = {}
     calls: list = []
     clock = Clock()
+
+    def fake_reference(work, number=None):
+        return (script["ref"].pop(0) if script.get("ref") else 1.0), 5
 
     def fake_measure(fn, *, repeats, min_run_time, block_time, device, number=None):
         name = fn()
@@ -306,12 +326,13 @@ def scripted_measure(monkeypatch):
         numbers.append((name, number))
         median = script[name].pop(0)
         clock.now += 1.0
-        return {"median": median, "iqr": median / 10, "min": median * 0.9, "max": median * 1.1, "blocks": 3,
-                "runs": 30, "number": 10 if name == "a" else 7}
+        return {"median": median, "mean": median * 1.5, "iqr": median / 10, "min": median * 0.9,
+                "max": median * 1.1, "blocks": 3, "runs": 30, "number": 10 if name == "a" else 7}
 
     numbers: list = []
 
     monkeypatch.setattr(timing, "measure", fake_measure)
+    monkeypatch.setattr(timing, "time_reference", fake_reference)
     monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
     monkeypatch.setattr(timing, "cpu_snapshot", lambda: None)  # contention unknown (tested with its own fakes)
     return SimpleNamespace(script=script, calls=calls, numbers=numbers)
@@ -328,9 +349,10 @@ def test_interleaved_alternates_and_summarises_the_rounds(scripted_measure):
     rounds = result["a"].pop("rounds")
     assert rounds == [1.0, 3.0, 2.0]
     assert result["a"].pop("contention") is None and result["a"].pop("busy_rounds_left_out") == 0
-    assert result["a"] == pytest.approx({"median": 2.0, "iqr": 0.2, "min": 0.9, "max": 3.3, "blocks": 9, "runs": 90,
-                                         "extra_rounds": 0})
-    assert result["b"]["rounds"] == [10.0, 30.0, 20.0] and result["b"]["extra_rounds"] == 0
+    assert result["a"].pop("reference") == [[1.0, 1.0]] * 3
+    assert result["a"] == pytest.approx({"median": 2.0, "mean": 3.0, "iqr": 0.2, "min": 0.9, "max": 3.3, "blocks": 9,
+                                         "runs": 90, "drift_rounds_left_out": 0, "drifted": False})
+    assert result["b"]["rounds"] == [10.0, 30.0, 20.0]
 
 
 def test_interleaved_defaults(scripted_measure):
@@ -339,78 +361,177 @@ def test_interleaved_defaults(scripted_measure):
     assert scripted_measure.calls == [("a", 3, 0.5, 0.02, None)]
 
 
-def test_a_noisy_ratio_gets_more_rounds_within_the_budget(scripted_measure):
-    scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0, 2.0, 4.0, 2.0, 4.0, 2.0, 4.0, 2.0])
-    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=3, min_run_time=0.3,
-                                baseline="base", budget_s=5.0, max_rounds=8)
-    # each round takes 2 s on the scripted clock: two more rounds fit in 5 s
-    assert result["base"]["extra_rounds"] == result["slow"]["extra_rounds"] == 2
-    assert len(result["slow"]["rounds"]) == 5
-
-
-def test_a_ratio_noisy_only_upside_down_gets_more_rounds_too(scripted_measure):
-    # slow ÷ base is 1.2 (0.9–1.3), ±20 %; base ÷ slow, as a page printing a share of the baseline shows it, ±31 %
-    scripted_measure.script.update(base=[1.0] * 8, slow=[0.7, 1.2, 1.3, 1.3, 0.9, 1.3, 1.2, 1.2])
-    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=6, min_run_time=0.3,
-                                baseline="base", budget_s=100.0, max_rounds=8)
-    assert result["slow"]["extra_rounds"] == 1, "one more round settles it either way up"
-
-
-def test_more_rounds_stop_at_max_rounds(scripted_measure):
-    scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0] * 5)
-    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=2, min_run_time=0.3,
-                                baseline="base", budget_s=100.0, max_rounds=4)
-    assert result["base"]["extra_rounds"] == 2
-
-
-def test_max_rounds_defaults_to_three_times_the_rounds(scripted_measure):
-    scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0] * 5)
-    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=2, min_run_time=0.3,
-                                baseline="base", budget_s=100.0)
-    assert result["base"]["extra_rounds"] == 4
-
-
-def test_no_budget_no_extra_rounds(scripted_measure):
-    scripted_measure.script.update(base=[1.0] * 3, slow=[2.0, 4.0, 2.0])
-    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=3, min_run_time=0.3,
-                                baseline="base")
-    assert result["slow"]["extra_rounds"] == 0
-
-
-def test_a_steady_ratio_needs_no_extra_rounds(scripted_measure):
-    scripted_measure.script.update(base=[1.0] * 3, slow=[2.0] * 3)
-    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=3, min_run_time=0.3,
-                                baseline="base", budget_s=100.0)
-    assert result["slow"]["extra_rounds"] == 0
+def test_the_number_of_rounds_never_depends_on_what_was_measured(scripted_measure):
+    """No optional stopping: a ratio that stays noisy gets no more rounds than a steady one."""
+    scripted_measure.script.update(base=[1.0] * 4, slow=[2.0, 4.0, 2.0, 4.0])
+    wild = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=4, min_run_time=0.3)
+    assert len(wild["slow"]["rounds"]) == 4
+    assert timing.is_noisy(timing.ratio(wild["slow"], wild["base"]))
 
 
 def test_interleaved_checks_its_arguments():
     with pytest.raises(ValueError) as raised:
         timing.interleaved({"a": lambda: None}, rounds=0, min_run_time=0.1)
     assert str(raised.value) == "rounds must be >= 1, got 0"
-    with pytest.raises(ValueError) as raised:
-        timing.interleaved({"a": lambda: None, "b": lambda: None}, rounds=1, min_run_time=0.1, baseline="c")
-    assert str(raised.value) == "baseline 'c' is not one of the timed functions: a, b"
 
 
-def test_the_bootstrap_is_seeded_the_same_interval_on_every_rebuild():
-    """With few resamples the interval depends on the draws: they must be the same draws every time."""
-    unpaired = timing.ratio({"median": 2.0, "samples": [1.9, 2.0, 2.1, 2.2, 2.6]},
-                            {"median": 2.0, "samples": [1.8, 2.0, 2.1]}, resamples=5)
-    assert unpaired == pytest.approx({"value": 1.0, "low": 1.0, "high": 1.2192857142857143, "paired": False, "n": 3, "contention": None})
-    paired = timing.ratio({"rounds": [2.0, 3.0, 4.0, 5.0, 9.0], "median": 4.0},
-                          {"rounds": [1.0] * 5, "median": 1.0}, resamples=5)
-    assert paired == pytest.approx({"value": 4.0, "low": 4.0, "high": 8.6, "paired": True, "n": 5, "contention": None})
+# ---- drift: the reference workload ---------------------------------------------------------------------------
 
 
-def test_an_unpaired_ratio_divides_the_medians():
-    assert timing.ratio({"median": 6.0}, {"median": 2.0})["value"] == 3.0
+def test_a_round_whose_reference_drifted_is_left_out(scripted_measure):
+    # six rounds; in round 3 the machine ran 1.8x slower, the reference says so at both ends of the round
+    scripted_measure.script.update(ref=[1.0, 1.0, 1.0, 1.0, 1.8, 1.8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+                                   a=[1.0, 1.0, 1.8, 1.0, 1.0, 1.0], b=[2.0, 2.0, 9.0, 2.0, 2.0, 2.0])
+    result = timing.interleaved({"a": lambda: "a", "b": lambda: "b"}, rounds=6, min_run_time=0.1)
+    assert result["a"]["rounds"] == [1.0, 1.0, 1.0, 1.0, 1.0] and result["b"]["rounds"] == [2.0] * 5
+    assert result["a"]["drift_rounds_left_out"] == 1 and not result["a"]["drifted"]
+    assert timing.ratio(result["b"], result["a"])["value"] == 2.0
 
 
-@pytest.mark.parametrize("budget, extra", [(4.0, 2), (3.9, 1), (0.5, 1), (0.0, 0)])
-def test_extra_rounds_fit_the_budget_exactly(scripted_measure, budget, extra):
-    """Rounds take 2 s of the scripted clock; a round runs while the time spent plus one more fits the budget."""
-    scripted_measure.script.update(base=[1.0] * 9, slow=[2.0, 4.0] * 5)
-    result = timing.interleaved({"base": lambda: "base", "slow": lambda: "slow"}, rounds=2, min_run_time=0.3,
-                                baseline="base", budget_s=budget, max_rounds=9)
-    assert result["base"]["extra_rounds"] == extra
+def test_a_speed_shift_inside_a_round_is_caught_by_its_two_references(scripted_measure):
+    # the reference at the round's start reads 1.0, at its end 1.8: the round drifted, though its start looked fine
+    scripted_measure.script.update(ref=[1.0, 1.0, 1.0, 1.8, 1.0, 1.0, 1.0, 1.0], a=[1.0] * 4, b=[2.0, 3.6, 2.0, 2.0])
+    result = timing.interleaved({"a": lambda: "a", "b": lambda: "b"}, rounds=4, min_run_time=0.1)
+    assert result["b"]["rounds"] == [2.0, 2.0, 2.0] and result["b"]["drift_rounds_left_out"] == 1
+
+
+def test_a_machine_drifting_in_most_rounds_is_flagged_and_decides_nothing(scripted_measure):
+    scripted_measure.script.update(ref=[1.0, 1.8, 1.0, 1.8, 1.0, 1.8, 1.0, 1.0], a=[1.0] * 4, b=[5.0] * 4)
+    result = timing.interleaved({"a": lambda: "a", "b": lambda: "b"}, rounds=4, min_run_time=0.1)
+    assert result["b"]["drifted"] and len(result["b"]["rounds"]) == 4 and result["b"]["drift_rounds_left_out"] == 0
+    interval = timing.ratio(result["b"], result["a"])
+    assert interval["drifted"] and timing.is_noisy(interval) and timing.decide(interval, ">", 2) is None
+
+
+@pytest.mark.parametrize("pairs, moved", [
+    ([(1.0, 1.0), (1.0, 1.0), (1.0, 1.0)], [False, False, False]),
+    ([(1.0, 1.0), (1.14, 1.0), (1.0, 1.0)], [False, False, False]),   # within 15 %
+    ([(1.0, 1.0), (1.16, 1.0), (1.0, 1.0)], [False, True, False]),    # one end 16 % off: its round
+    ([(1.0, 1.0), (0.85, 0.85), (1.0, 1.0)], [False, True, False]),   # faster counts too
+    ([(1.0, 1.0), (1.0, 1.0), (0.0, 1.0)], [False, False, True]),     # a reference that took no time: unreadable
+])
+def test_drift_is_a_reference_off_the_typical_one_or_its_partner(pairs, moved):
+    assert timing.drifted(pairs) == moved
+
+
+def test_the_reference_is_timed_in_blocks_sized_once(monkeypatch):
+    clock = Clock()
+    calls = []
+
+    def work():
+        calls.append(1)
+        clock.now += 1e-4
+
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    seconds, number = timing.time_reference(work)
+    assert number == 20 and seconds == pytest.approx(1e-4) and len(calls) == 1 + 3 * 20
+    assert timing.time_reference(work, 7)[1] == 7 and len(calls) == 61 + 21
+    assert timing.reference_workload()() is None
+
+
+# ---- fresh processes: pooled results, between-process intervals -----------------------------------------------
+
+
+def _process(rounds, **extra):
+    return {"median": sorted(rounds)[len(rounds) // 2], "mean": sum(rounds) / len(rounds), "rounds": list(rounds),
+            "contention": 0.0, **extra}
+
+
+def test_pooled_keeps_each_process_timing_and_joins_the_rest():
+    one = {"rows": [{"label": "a", **_process([1.0, 1.1, 0.9]), "n": 4}], "note": "same", "seconds": 1.0}
+    two = {"rows": [{"label": "a", **_process([1.2, 1.3, 1.1]), "n": 4}], "note": "same", "seconds": 3.0}
+    joined = timing.pooled([one, two])
+    row = joined["rows"][0]
+    assert row["label"] == "a" and row["n"] == 4 and joined["note"] == "same" and joined["seconds"] == 2.0
+    assert [p["rounds"] for p in row["processes"]] == [[1.0, 1.1, 0.9], [1.2, 1.3, 1.1]]
+    assert row["median"] == pytest.approx(1.1) and row["rounds"] == [1.0, 1.1, 0.9, 1.2, 1.3, 1.1]
+
+
+def test_pooled_keeps_a_list_whose_items_differ_whole_from_the_first_process():
+    # a profile sorted by time: the two processes list functions in another order, numbers must not mix
+    one = {"top": [{"function": "f", "own": 1.0}, {"function": "g", "own": 0.5}]}
+    two = {"top": [{"function": "g", "own": 0.9}, {"function": "f", "own": 0.8}]}
+    assert timing.pooled([one, two]) == one
+
+
+@pytest.mark.parametrize("one, two", [({"a": 1}, {"b": 1}), ({"a": True}, {"a": False}), ({"a": [1]}, {"a": 1})])
+def test_pooled_refuses_results_of_different_shape(one, two):
+    with pytest.raises(timing.PoolError, match="process"):
+        timing.pooled([one, two])
+
+
+def _pooled_pair(ratios):
+    """Two timings pooled over processes whose base is 1.0 and whose other side is ``ratios[p]`` in process p."""
+    base = timing.pooled([{"x": _process([1.0, 1.0, 1.0])} for _ in ratios])["x"]
+    other = timing.pooled([{"x": _process([r, r, r])} for r in ratios])["x"]
+    return other, base
+
+
+def test_between_process_spread_widens_the_interval():
+    # every process alone is perfectly steady (its rounds agree); the processes disagree with each other
+    other, base = _pooled_pair([1.8, 2.0, 2.2, 1.9, 2.1])
+    within = [timing.ratio(p_other, p_base) for p_other, p_base in zip(other["processes"], base["processes"])]
+    assert all(w["low"] == w["high"] for w in within), "one process alone sees no spread at all"
+    between = timing.ratio(other, base)
+    assert between["processes"] == 5 and between["low"] < 1.8 and between["high"] > 2.2 * 0.95
+    assert between["value"] == pytest.approx(math.exp(sum(map(math.log, [1.8, 2.0, 2.2, 1.9, 2.1])) / 5))
+
+
+def test_the_between_process_interval_is_a_prediction_interval():
+    logs = [math.log(r) for r in (1.8, 2.0, 2.2, 1.9, 2.1)]
+    mean = sum(logs) / 5
+    sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / 4)
+    half = 2.776 * sd * math.sqrt(2 / 5)  # t(0.975, 4 degrees of freedom), √(1/k + 1/k)
+    interval = timing.ratio(*_pooled_pair([1.8, 2.0, 2.2, 1.9, 2.1]))
+    assert interval["low"] == pytest.approx(math.exp(mean - half)) and interval["high"] == pytest.approx(math.exp(mean + half))
+
+
+def test_a_rebuild_lands_inside_the_interval_95_times_in_100():
+    """Simulated builds of k processes whose ratios vary lognormally: the interval of one build covers the value of
+    the next about 95 % of the time (a confidence interval for the mean would cover about 83 %)."""
+    import random
+
+    rng = random.Random(1)
+    k, trials, inside = 5, 4000, 0
+    for _ in range(trials):
+        first = timing.ratio(*_pooled_pair([math.exp(rng.gauss(0.7, 0.1)) for _ in range(k)]))
+        second = timing.ratio(*_pooled_pair([math.exp(rng.gauss(0.7, 0.1)) for _ in range(k)]))
+        inside += first["low"] <= second["value"] <= first["high"]
+    assert 0.935 <= inside / trials <= 0.965
+
+
+def test_one_process_says_its_interval_covers_one_process():
+    interval = timing.ratio(_process([2.0, 2.1, 1.9]), _process([1.0, 1.0, 1.0]))
+    assert interval["processes"] == 1
+
+
+@pytest.mark.parametrize("df, quantile", [(1, 12.706), (4, 2.776), (30, 2.042), (31, 1.96), (200, 1.96)])
+def test_student_t_quantiles(df, quantile):
+    assert timing.t_quantile(df) == quantile
+
+
+# ---- shares: parts of a whole timed inside it ---------------------------------------------------------------
+
+
+def test_shares_timed_inside_the_whole_add_up_to_it():
+    whole = _process([10.0, 11.0, 12.0])
+    parts = {"a": _process([6.0, 7.0, 7.0]), "b": _process([3.0, 3.0, 4.0])}
+    rest = _process([w - sum(p["rounds"][i] for p in parts.values()) for i, w in enumerate(whole["rounds"])])
+    shares = [timing.share([(row, whole)]) for row in (*parts.values(), rest)]
+    assert sum(s["value"] for s in shares) == pytest.approx(1.0)
+
+
+def test_shares_across_processes_add_up_and_are_never_clipped():
+    wholes = [_process([10.0] * 3), _process([10.0] * 3), _process([10.0] * 3)]
+    parts = [_process([9.0] * 3), _process([11.0] * 3), _process([9.5] * 3)]  # one process: a part above its whole
+    whole = timing.pooled([{"x": w} for w in wholes])["x"]
+    part = timing.pooled([{"x": p} for p in parts])["x"]
+    share = timing.share([(part, whole)])
+    assert share["value"] == pytest.approx(0.9833333) and share["high"] > 1.0, "an interval past 100 % is shown"
+    rest = timing.pooled([{"x": _process([w["rounds"][0] - p["rounds"][0]] * 3)} for w, p in zip(wholes, parts)])["x"]
+    assert share["value"] + timing.share([(rest, whole)])["value"] == pytest.approx(1.0)
+
+
+def test_a_share_needs_its_parts_timed_in_the_wholes_rounds():
+    with pytest.raises(ValueError, match="same rounds"):
+        timing.share([(_process([1.0, 1.0]), _process([2.0, 2.0, 2.0]))])

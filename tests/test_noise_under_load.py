@@ -45,8 +45,8 @@ def _work(repeat: int):
 
 
 def _ratio() -> dict:
-    timings = timing.interleaved({"once": _work(1), "thrice": _work(3)}, rounds=6, min_run_time=0.6,
-                                 block_time=0.005, baseline="once", budget_s=3.0)
+    timings = timing.interleaved({"once": _work(1), "thrice": _work(3)}, rounds=8, min_run_time=0.8,
+                                 block_time=0.005)
     return timing.ratio(timings["thrice"], timings["once"])
 
 

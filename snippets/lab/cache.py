@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from . import code, context, environment, store
+from . import code, context, environment, replicas, store
 from .i18n import t
 
 log = logging.getLogger("mkdocs.plugins.pitfalls")
@@ -36,17 +36,22 @@ class Experiment:
     func: Callable[..., dict]
     name: str
     timing: bool
+    # Measured in several fresh processes (``replicas``), its intervals from the spread between them.
+    replicated: bool = False
 
     def __call__(self, **params: Any) -> dict:
         return self.func(**params)
 
 
-def experiment(*, timing: bool = False) -> Callable[[Callable[..., dict]], Experiment]:
-    """Mark a function as an experiment. ``timing=True`` marks results that depend on wall-clock time."""
+def experiment(*, timing: bool = False, fresh_processes: bool | None = None) -> Callable[[Callable[..., dict]], Experiment]:
+    """Mark a function as an experiment. ``timing=True`` marks results that depend on wall-clock time; those are
+    measured in several fresh processes (``replicas``) unless ``fresh_processes=False`` (a result that prints no
+    interval of a time)."""
 
     def wrap(func: Callable[..., dict]) -> Experiment:
         code.remember_source(func.__module__)
-        return Experiment(func=func, name=experiment_name(func), timing=timing)
+        replicated = timing if fresh_processes is None else fresh_processes
+        return Experiment(func=func, name=experiment_name(func), timing=timing, replicated=replicated)
 
     return wrap
 
@@ -127,6 +132,8 @@ def cache_key(exp: Experiment, params: dict, fp: dict) -> str:
             "source": source_digest(exp.func),
             "params": params,
             "fingerprint": fp,
+            # how many fresh processes measured it: a result of one process is not one of five
+            **({"processes": replicas.processes()} if exp.replicated else {}),
         },
         sort_keys=True,
         default=repr,
@@ -223,7 +230,8 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     log.info("pitfalls: running %s(%s)", exp.name, shown)
     start = time.perf_counter()
     try:
-        value = exp.func(**params)
+        value = (replicas.measure(exp, params, source_digest(exp.func), fp) if exp.replicated
+                 else exp.func(**params))
     except Exception as error:
         raise ExperimentError(
             f"{_where()}experiment {exp.name}({shown}) raised {type(error).__name__}: {error}"

@@ -114,6 +114,9 @@ def purge_snippets() -> list[str]:
     experiments already refreshed in this process stay in ``_session.refreshed``: a rebuild under ``mkdocs serve``
     does not re-run them all again.)"""
     names = [name for name in sys.modules if name == "snippets" or name.startswith("snippets.")]
+    replicas = sys.modules.get("snippets.lab.replicas")
+    if replicas is not None:  # its worker processes hold the old code: the next timing experiment starts fresh ones
+        replicas.close_all()
     for name in names:
         del sys.modules[name]
     importlib.invalidate_caches()

@@ -443,11 +443,22 @@ def percent_interval(interval: dict, *, flag: bool = True) -> str:
 def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
     """A check's measured ``values[key]`` with the 95 % interval the check measured (its ``low`` and ``high``), as
     ``ratio_interval`` writes it: ``10× (9.4–10.7)``, or with ``percent`` a share in percent, ``91% (83–93)``.
-    This is how a claim states what was found; its threshold stays in the claim's tip."""
+
+    When the check states the bound it decided on (``relation`` and ``threshold``, as ``judged`` returns them), the
+    bound comes first and the value after it: ``more than 3× (measured 10× (9.4–10.7))``; a claim then says exactly
+    what was checked, and its value is not marked noisy (the bound is the finding, decided by the whole interval)."""
     if key not in values:
         raise KeyError(f"the check measured no {key!r}; it measured: {', '.join(values) or 'nothing'}")
     interval = {"value": values[key], "low": values.get("low"), "high": values.get("high")}
-    return percent_interval(interval) if percent else ratio_interval(interval)
+    relation, threshold = values.get("relation"), values.get("threshold")
+    if relation is None or threshold is None:
+        return percent_interval(interval) if percent else ratio_interval(interval)
+    shown = percent_interval(interval, flag=False) if percent else ratio_interval(interval, flag=False)
+    bound = f"{threshold * 100:g}%" if percent else f"{threshold:g}×"
+    if relation not in (">", "<"):
+        raise ValueError(f"a bound's relation is '>' or '<', got {relation!r}")
+    said = t("more than {bound}", bound=bound) if relation == ">" else t("less than {bound}", bound=bound)
+    return said + " " + t("(measured {value})", value=shown)
 
 
 def noise_warning(noisy: Sequence[tuple]) -> str:

@@ -1,7 +1,9 @@
-"""The one timing helper: ``torch.utils.benchmark`` with CUDA synchronised, median and spread reported."""
+"""The one timing helper: ``torch.utils.benchmark`` with CUDA synchronised and the garbage collector on; median,
+mean and spread reported; drift caught by a reference workload; intervals from the spread between fresh processes."""
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import random
@@ -20,8 +22,9 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
 
     After a warm-up call, ``fn`` runs in blocks of ``number`` calls (enough for ``block_time`` seconds); at
     least ``repeats`` blocks and ``min_run_time`` seconds in all. Given ``number`` (``fn`` is already warm and
-    its block size known, as in the later rounds of ``interleaved``), there is no warm-up call. Returns ``median``, ``iqr``, ``min``, ``max``
-    over the blocks, ``blocks`` and ``runs``, and ``samples`` (the blocks' times, at most ``MAX_SAMPLES`` of
+    its block size known, as in the later rounds of ``interleaved``), there is no warm-up call. The garbage
+    collector is on, as in a training loop. Returns ``median``, ``mean`` (what a total is computed from), ``iqr``,
+    ``min``, ``max`` over the blocks, ``blocks`` and ``runs``, and ``samples`` (the blocks' times, at most ``MAX_SAMPLES`` of
     them, for bootstrap intervals), and ``contention``: the share of the machine's CPU time other programs used
     meanwhile (``contention``; None where it cannot be read). On CUDA every call is followed by
     ``torch.cuda.synchronize``.
@@ -36,7 +39,11 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
             torch.cuda.synchronize(device)
     else:
         call = fn  # type: ignore[assignment]
-    timer = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
+    # timeit (under Timer) turns the garbage collector off while it times; a training loop runs with it on, and the
+    # DataLoader path makes thousands of objects per epoch, exactly what triggers collections: ``setup`` turns it
+    # back on inside the timed region (the idiom the timeit documentation gives).
+    timer = benchmark.Timer(stmt="call()", setup="gc.enable()", globals={"call": call, "gc": gc},
+                            num_threads=torch.get_num_threads())
     # Timer.timeit() warms up with two extra calls per measurement, which triples the cost of a
     # multi-second training loop; its inner ``_timeit`` runs exactly ``number`` calls (torch >= 1.8).
     if number is None:
@@ -52,6 +59,7 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
     quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
     return {
         "median": statistics.median(times),
+        "mean": statistics.fmean(times),
         "iqr": quartiles[2] - quartiles[0],
         "min": min(times),
         "max": max(times),
@@ -127,7 +135,8 @@ def contended(value: float | None) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Uncertainty: every ratio the site prints comes with a 95 % bootstrap interval; noisy ones are said to be.
+# Uncertainty: every ratio and share the site prints comes with a 95 % interval that a rebuild on the same machine
+# lands inside (between fresh processes; within one process only where one was timed); noisy ones are said to be.
 
 MAX_SAMPLES = 64
 # A ratio is *noisy* when its 95 % interval is wider than ±NOISE_TOLERANCE of its value (see index.md).
@@ -150,24 +159,61 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
 
 
+# Student's t, two-sided 95 %, by degrees of freedom (beyond 30: the normal's 1.96 is within 4 %).
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t_quantile(df: int) -> float:
+    """The two-sided 95 % quantile of Student's t with ``df`` degrees of freedom."""
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    return _T975[df - 1] if df <= len(_T975) else 1.96
+
+
 def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
           resamples: int = BOOTSTRAP_RESAMPLES) -> dict:
-    """``numerator / denominator`` of two timings, with a percentile-bootstrap interval.
+    """``numerator / denominator`` of two timings, with a 95 % interval.
 
-    Timings from ``interleaved`` carry the medians of their rounds, run in alternation: the ratio is the median
-    of the per-round ratios and the interval is bootstrapped over rounds (paired, so a busy moment that slowed
-    both sides of one round cancels out). Otherwise the blocks of each timing are resampled independently.
-    Returns ``{"value", "low", "high", "paired", "n", "contention"}``; ``low``/``high`` are None with fewer than
-    3 rounds or blocks, which counts as noisy: nothing supports the value's precision. ``contention`` is the larger
-    of the two timings' (None when neither knows it).
+    Timings measured in several fresh processes (``pooled``: both carry ``processes``) give one ratio per process
+    (paired round by round inside it); the value is their geometric mean and the interval a 95 % *prediction*
+    interval for the value a rebuild with as many new processes gets: on the log scale, mean ± t · s · √(2/k) for
+    k processes with standard deviation s. That is where a re-measurement on this machine lands 95 times in 100,
+    which is what a reader takes an interval to mean; it is √2 wider than a confidence interval for the mean.
+
+    Within one process only (no ``processes``): timings from ``interleaved`` give the median of the per-round
+    ratios, bootstrapped over rounds (paired); otherwise the blocks of each timing are resampled independently.
+    That interval covers the variation inside one process only, and says so (``processes`` is 1).
+    Returns ``{"value", "low", "high", "paired", "n", "processes", "contention", "drifted"}``; ``low``/``high``
+    are None with too few rounds, blocks or processes for an interval, which counts as noisy.
     """
     shares = [t.get("contention") for t in (numerator, denominator) if t.get("contention") is not None]
-    out = _ratio(numerator, denominator, confidence=confidence, resamples=resamples)
+    a_processes, b_processes = numerator.get("processes"), denominator.get("processes")
+    if a_processes and b_processes and len(a_processes) == len(b_processes) and len(a_processes) > 1:
+        out = _between_processes(a_processes, b_processes, confidence=confidence, resamples=resamples)
+    else:
+        out = _ratio(numerator, denominator, confidence=confidence, resamples=resamples)
+        out["processes"] = 1
     out["contention"] = max(shares) if shares else None
+    out["drifted"] = bool(numerator.get("drifted") or denominator.get("drifted"))
     return out
 
 
+def _between_processes(a: list[dict], b: list[dict], *, confidence: float, resamples: int) -> dict:
+    if abs(confidence - 0.95) > 1e-9:
+        raise ValueError(f"between-process intervals are 95 % intervals, got confidence {confidence}")
+    logs = [math.log(_ratio(x, y, confidence=confidence, resamples=0)["value"]) for x, y in zip(a, b)]
+    k = len(logs)
+    centre = statistics.fmean(logs)
+    half = t_quantile(k - 1) * statistics.stdev(logs) * math.sqrt(2 / k)
+    return {"value": math.exp(centre), "low": math.exp(centre - half), "high": math.exp(centre + half),
+            "paired": all(x.get("rounds") and y.get("rounds") for x, y in zip(a, b)), "n": k, "processes": k,
+            "per_process": [math.exp(v) for v in logs]}
+
+
 def _ratio(numerator: dict, denominator: dict, *, confidence: float, resamples: int) -> dict:
+    """Within one process: the paired (rounds) or unpaired (blocks) ratio and its bootstrap interval (none with
+    ``resamples`` 0)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     rng = random.Random(0)  # the same interval on every rebuild of the same result
@@ -176,19 +222,57 @@ def _ratio(numerator: dict, denominator: dict, *, confidence: float, resamples: 
     if a_rounds and b_rounds and len(a_rounds) == len(b_rounds):
         per_round = [a / b for a, b in zip(a_rounds, b_rounds)]
         value = statistics.median(per_round)
-        if len(per_round) < 3:
+        if len(per_round) < 3 or resamples == 0:
             return {"value": value, "low": None, "high": None, "paired": True, "n": len(per_round)}
         boot = sorted(statistics.median(rng.choices(per_round, k=len(per_round))) for _ in range(resamples))
         return {"value": value, "low": _quantile(boot, tail), "high": _quantile(boot, 1 - tail), "paired": True,
                 "n": len(per_round)}
     a, b = numerator.get("samples") or [], denominator.get("samples") or []
     value = numerator["median"] / denominator["median"]
-    if len(a) < 3 or len(b) < 3:
+    if len(a) < 3 or len(b) < 3 or resamples == 0:
         return {"value": value, "low": None, "high": None, "paired": False, "n": min(len(a), len(b))}
     boot = sorted(statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
                   for _ in range(resamples))
     return {"value": value, "low": _quantile(boot, tail), "high": _quantile(boot, 1 - tail), "paired": False,
             "n": min(len(a), len(b))}
+
+
+def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLES) -> dict:
+    """A share of a whole: Σ part ÷ whole over the ``(part, whole)`` pairs, each pair two timings made in the same
+    rounds (a stage and the epoch it was timed inside). Additive, unlike ``ratio``: in each process a pair's
+    share is its part's total time over its whole's, and a share is the mean of the processes' shares, so the
+    shares of the stages of one epoch add up to its whole, remainder included. The interval is the same 95 %
+    prediction interval as ``ratio``'s, on the share itself, and never clipped: a share whose interval reaches past
+    100 % says that the parts were not timed inside the whole. Within one process only: bootstrapped over rounds.
+    Returns ``{"value", "low", "high", "n", "processes", "contention", "drifted"}``."""
+    if not parts:
+        raise ValueError("a share needs at least one (part, whole) pair")
+    counts = {len(row.get("processes") or ()) for pair in parts for row in pair}
+    shares = [row.get("contention") for pair in parts for row in pair if row.get("contention") is not None]
+    flags = {"contention": max(shares) if shares else None,
+             "drifted": any(row.get("drifted") for pair in parts for row in pair)}
+    if len(counts) == 1 and (k := counts.pop()) > 1:
+        per_process = [sum(sum(part["processes"][p]["rounds"]) / sum(whole["processes"][p]["rounds"])
+                           for part, whole in parts) for p in range(k)]
+        centre = statistics.fmean(per_process)
+        half = t_quantile(k - 1) * statistics.stdev(per_process) * math.sqrt(2 / k)
+        return {"value": centre, "low": centre - half, "high": centre + half, "n": k, "processes": k,
+                "per_process": per_process, **flags}
+    lengths = {len(row.get("rounds") or ()) for pair in parts for row in pair}
+    if len(lengths) != 1 or (n := lengths.pop()) == 0:
+        raise ValueError("a share's parts and wholes must be timed in the same rounds")
+
+    def of(indices: list[int]) -> float:
+        return sum(sum(part["rounds"][i] for i in indices) / sum(whole["rounds"][i] for i in indices)
+                   for part, whole in parts)
+
+    value = of(list(range(n)))
+    if n < 3:
+        return {"value": value, "low": None, "high": None, "n": n, "processes": 1, **flags}
+    rng = random.Random(0)
+    boot = sorted(of(rng.choices(range(n), k=n)) for _ in range(resamples))
+    return {"value": value, "low": _quantile(boot, 0.025), "high": _quantile(boot, 0.975), "n": n, "processes": 1,
+            **flags}
 
 
 def relative_spread(interval: dict) -> float:
@@ -199,100 +283,243 @@ def relative_spread(interval: dict) -> float:
 
 
 def is_noisy(interval: dict, tolerance: float = NOISE_TOLERANCE) -> bool:
-    """Too uncertain to print as a finding: an interval wider than ±``tolerance``, or measured while other
-    programs held more than ``CONTENTION_LIMIT`` of the machine."""
-    return relative_spread(interval) > tolerance or contended(interval.get("contention"))
+    """Too uncertain to print as a finding: an interval wider than ±``tolerance``, measured while other
+    programs held more than ``CONTENTION_LIMIT`` of the machine, or while its speed drifted (``drifted``)."""
+    return (relative_spread(interval) > tolerance or contended(interval.get("contention"))
+            or bool(interval.get("drifted")))
 
 
 def decide(interval: dict, relation: str, threshold: float) -> bool | None:
     """Does ``value <relation> threshold`` hold for the whole interval? True, False, or None (undecided).
 
     True only when the whole interval is on the right side, False only when all of it is on the wrong side:
-    noise never decides a claim; a measurement with no interval, or one taken while other programs held the
-    machine (``contended``), decides nothing.
+    noise never decides a claim; a measurement with no interval, one taken while other programs held the
+    machine (``contended``) or one whose machine drifted (``drifted``), decides nothing.
     """
     if relation not in (">", "<"):
         raise ValueError(f"relation must be '>' or '<', got {relation!r}")
     low, high = interval.get("low"), interval.get("high")
-    if low is None or high is None or contended(interval.get("contention")):
+    if low is None or high is None or contended(interval.get("contention")) or interval.get("drifted"):
         return None
     if relation == ">":
         return True if low > threshold else False if high <= threshold else None
     return True if high < threshold else False if low >= threshold else None
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Drift: a fixed reference workload timed at the start and the end of every round. A machine whose speed shifts
+# (another tenant, a frequency change, memory pressure) shows it there, whatever the functions being timed do.
+
+# A round *drifted* when its reference took more than this much longer or shorter than the median reference of
+# the whole measurement, or its two references (start and end of the round) differ by more than it.
+DRIFT_LIMIT = 0.15
+_REFERENCE_ROWS = 256
+
+
+def reference_workload() -> Callable[[], Any]:
+    """The same small piece of work every time: Python calls, small tensors and a copy, like a loader's epoch."""
+    rows = [torch.full((4,), float(i)) for i in range(_REFERENCE_ROWS)]
+
+    def work() -> None:
+        torch.stack([row * 2 for row in rows]).sum()
+
+    return work
+
+
+def time_reference(work: Callable[[], Any], number: int | None = None) -> tuple[float, int]:
+    """Seconds per call of the reference ``work``: the median of 3 blocks of ``number`` calls (on first use, sized
+    to about 2 ms a block after one call), and the block size, to reuse."""
+    if number is None:
+        start = time.perf_counter()
+        work()
+        number = max(1, int(0.002 / max(time.perf_counter() - start, 1e-9)))
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(number):
+            work()
+        times.append((time.perf_counter() - start) / number)
+    return statistics.median(times), number
+
+
+def drifted(references: list[tuple[float, float]], limit: float = DRIFT_LIMIT) -> list[bool]:
+    """For each round's (start, end) reference times: did the machine's speed move more than ``limit``?"""
+    if not references:
+        return []
+    typical = statistics.median(value for pair in references for value in pair)
+    bound = math.log1p(limit)
+
+    def off(a: float, b: float) -> bool:
+        return a <= 0 or b <= 0 or abs(math.log(a / b)) > bound
+
+    return [off(start, typical) or off(end, typical) or off(start, end) for start, end in references]
+
+
 def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run_time: float,
-                block_time: float = 0.02, repeats: int = 3, device: torch.device | None = None,
-                baseline: str | None = None, budget_s: float = 0.0, max_rounds: int | None = None) -> dict[str, dict]:
+                block_time: float = 0.02, repeats: int = 3, device: torch.device | None = None) -> dict[str, dict]:
     """Time several functions in alternation, so that a slow moment on a shared machine hits them all.
 
     Each round runs ``measure`` on every function in turn (warmed up in the first round only; later rounds keep
-    its block size). A function's ``median`` is the median of its rounds' medians, its ``iqr`` the median of its
-    rounds' IQRs, and ``rounds`` keeps the medians of the rounds, from which ``ratio`` computes paired intervals.
-    When a ratio to ``baseline`` (either way up) is noisy after ``rounds`` rounds, more rounds run while the extra
-    time stays within ``budget_s`` seconds (and at most ``max_rounds``, default three times ``rounds``), so a
-    quiet machine settles and a busy one says it is busy.
+    its block size), between two timings of a fixed reference workload (``reference_workload``). A function's
+    ``median`` is the median of its rounds' medians, its ``mean`` the mean of its rounds' means, its ``iqr`` the
+    median of its rounds' IQRs, and ``rounds`` keeps the medians of the rounds, from which ``ratio`` computes
+    paired intervals. The number of rounds is fixed in advance: it never depends on what was measured.
 
-    Rounds during which other programs held more than ``CONTENTION_LIMIT`` of the machine are left out when
-    enough quiet ones remain (``busy_rounds_left_out``); ``contention`` is the share during the rounds kept.
+    A round is left out when its reference drifted (``drifted``: ``drift_rounds_left_out``) or other programs held
+    more than ``CONTENTION_LIMIT`` of the machine meanwhile (``busy_rounds_left_out``), as long as three rounds
+    (or all, if fewer were asked for) remain; otherwise every round is kept and the timing is marked ``drifted``
+    or contended, which ``is_noisy`` reads. ``reference`` keeps each round's (start, end) reference times and
+    ``contention`` is the share during the rounds kept.
     """
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
-    if baseline is not None and baseline not in functions:
-        raise ValueError(f"baseline {baseline!r} is not one of the timed functions: {', '.join(functions)}")
-    max_rounds = max_rounds or 3 * rounds
     timings: dict[str, list[dict]] = {name: [] for name in functions}
     shares: list[float | None] = []  # other programs' share of the machine during each round
+    references: list[tuple[float, float]] = []
+    reference = reference_workload()
+    reference_number: int | None = None
 
-    def one_round() -> None:
+    def timed_reference() -> float:
+        nonlocal reference_number
+        seconds, reference_number = time_reference(reference, reference_number)
+        return seconds
+
+    whole = cpu_snapshot()
+    for _ in range(rounds):
         before = cpu_snapshot()
+        start = timed_reference()
         for name, fn in functions.items():
             known = timings[name][0].get("number") if timings[name] else None
             timings[name].append(measure(fn, repeats=repeats, min_run_time=min_run_time / rounds,
                                          block_time=block_time, device=device, number=known))
+        references.append((start, timed_reference()))
         shares.append(contention(before, cpu_snapshot()))
 
-    def kept() -> list[int]:
-        """The quiet rounds when there are enough of them for an interval, else every round."""
-        quiet = [i for i, share in enumerate(shares) if not contended(share)]
-        return quiet if len(quiet) >= min(rounds, 3) else list(range(len(shares)))
+    enough = min(rounds, 3)
+    moved = drifted(references)
+    steady = [i for i in range(rounds) if not moved[i]]
+    drift = len(steady) < enough
+    used = list(range(rounds)) if drift else steady
+    quiet = [i for i in used if not contended(shares[i])]
+    if len(quiet) >= enough:
+        busy_left_out, used = len(used) - len(quiet), quiet
+    else:
+        busy_left_out = 0
+    known = [shares[i] for i in used if shares[i] is not None]
+    # Rounds too short to judge one by one are judged together (their whole time).
+    share = statistics.fmean(known) if known else contention(whole, cpu_snapshot())
+    out = {}
+    for name, all_rows in timings.items():
+        rows = [all_rows[i] for i in used]
+        out[name] = {"median": statistics.median(t["median"] for t in rows),
+                     "mean": statistics.fmean(t.get("mean", t["median"]) for t in rows),
+                     "iqr": statistics.median(t["iqr"] for t in rows),
+                     "min": min(t["min"] for t in rows), "max": max(t["max"] for t in rows),
+                     "blocks": sum(t["blocks"] for t in rows), "runs": sum(t["runs"] for t in rows),
+                     "rounds": [t["median"] for t in rows], "contention": share,
+                     "busy_rounds_left_out": busy_left_out,
+                     "drift_rounds_left_out": 0 if drift else rounds - len(steady), "drifted": drift,
+                     "reference": [list(pair) for pair in references]}
+    return out
 
-    def summary() -> dict[str, dict]:
-        used = kept()
-        known = [shares[i] for i in used if shares[i] is not None]
-        # Rounds too short to judge one by one are judged together (their whole time).
-        share = statistics.fmean(known) if known else contention(whole, cpu_snapshot())
-        out = {}
-        for name, all_rows in timings.items():
-            rows = [all_rows[i] for i in used]
-            out[name] = {"median": statistics.median(t["median"] for t in rows),
-                         "iqr": statistics.median(t["iqr"] for t in rows),
-                         "min": min(t["min"] for t in rows), "max": max(t["max"] for t in rows),
-                         "blocks": sum(t["blocks"] for t in rows), "runs": sum(t["runs"] for t in rows),
-                         "rounds": [t["median"] for t in rows], "contention": share,
-                         "busy_rounds_left_out": len(shares) - len(used)}
-        return out
 
-    whole = cpu_snapshot()
-    for _ in range(rounds):
-        one_round()
-    start = time.perf_counter()
-    per_round = None
-    while baseline is not None and len(timings[baseline]) < max_rounds:
-        result = summary()
-        # Either way up: a page may print name ÷ baseline or baseline ÷ name (a share of clone()'s speed), and an
-        # interval's relative width differs between the two when it is lopsided.
-        if not any(is_noisy(ratio(result[name], result[baseline])) or is_noisy(ratio(result[baseline], result[name]))
-                   for name in functions if name != baseline):
-            break
-        round_start = time.perf_counter()
-        if per_round is not None and time.perf_counter() - start + per_round > budget_s:
-            break
-        if per_round is None and budget_s <= 0:
-            break
-        one_round()
-        per_round = time.perf_counter() - round_start
-    result = summary()
-    for name in result:
-        result[name]["extra_rounds"] = len(timings[name]) - rounds
-    return result
+# ---------------------------------------------------------------------------------------------------------
+# Fresh processes: a process differs from the next (address-space layout, hash seed, allocator state, where its
+# memory lands), so the spread inside one understates the spread between rebuilds. A timing experiment runs in
+# several fresh processes (the runner does that: ``snippets.lab.replicas``); ``pooled`` joins their results, and
+# ``ratio`` computes its interval from the spread between them.
+
+TIMING_FIELDS = ("median", "mean", "iqr", "min", "max", "blocks", "runs", "rounds", "samples", "number",
+                 "contention", "busy_rounds_left_out", "drift_rounds_left_out", "drifted", "reference")
+
+
+def is_timing(node: Any) -> bool:
+    """A timing as ``measure`` or ``interleaved`` returns it (with the fields a result keeps of it)."""
+    return (isinstance(node, dict) and isinstance(node.get("median"), (int, float))
+            and isinstance(node.get("rounds", node.get("samples")), list) and "processes" not in node)
+
+
+class PoolError(ValueError):
+    """The fresh processes' results of one experiment do not have the same shape."""
+
+
+def pooled(values: list[Any], where: str = "result") -> Any:
+    """One result from the same experiment's results in several fresh processes.
+
+    Every timing (``is_timing``) becomes one timing with ``processes``: each process's own timing, from which
+    ``ratio`` computes between-process intervals; its ``median`` is the median of the processes' medians, its
+    ``mean`` the mean of their means, its ``rounds`` all their rounds. Any other number is the median over the
+    processes; text, flags and structure must agree (a list whose items differ in anything but numbers is taken
+    whole from the first process, so its numbers stay together). Raises ``PoolError`` naming the first place
+    where the results differ in shape.
+    """
+    first = values[0]
+    if len(values) == 1:
+        return first
+    if all(is_timing(v) for v in values):
+        return _pooled_timing(values)
+    if isinstance(first, bool) or first is None or isinstance(first, str):
+        if any(v != first for v in values):
+            if isinstance(first, str) and all(isinstance(v, str) for v in values):
+                return first  # e.g. an error message with an address in it: the first process's words
+            raise PoolError(f"{where}: the processes measured {values[0]!r} and {next(v for v in values if v != first)!r}")
+        return first
+    if isinstance(first, (int, float)):
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            raise PoolError(f"{where}: a number in one process, {type(values[1]).__name__} in another")
+        middle = statistics.median(values)
+        return middle if isinstance(first, float) or middle != int(middle) else int(middle)
+    if isinstance(first, dict):
+        keys = list(first)
+        if any(not isinstance(v, dict) or list(v) != keys for v in values):
+            raise PoolError(f"{where}: the processes' results have different keys")
+        return {key: pooled([v[key] for v in values], f"{where}[{key!r}]") for key in keys}
+    if isinstance(first, list):
+        if any(not isinstance(v, list) or len(v) != len(first) for v in values):
+            return first if all(isinstance(v, list) for v in values) else _shape_error(where)
+        if all(_same_but_numbers(first, v) for v in values[1:]):
+            return [pooled([v[i] for v in values], f"{where}[{i}]") for i in range(len(first))]
+        return first
+    raise PoolError(f"{where}: cannot join values of type {type(first).__name__}")
+
+
+def _shape_error(where: str) -> Any:
+    raise PoolError(f"{where}: a list in one process, something else in another")
+
+
+def _same_but_numbers(a: Any, b: Any) -> bool:
+    if is_timing(a) and is_timing(b):  # two processes' timings of the same thing: their labels must agree
+        return _same_but_numbers({k: v for k, v in a.items() if k not in TIMING_FIELDS},
+                                 {k: v for k, v in b.items() if k not in TIMING_FIELDS})
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_same_but_numbers(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same_but_numbers(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and not isinstance(a, bool):
+        return isinstance(b, (int, float)) and not isinstance(b, bool)
+    return a == b
+
+
+def _pooled_timing(rows: list[dict]) -> dict:
+    first = rows[0]
+    out = {key: value for key, value in first.items() if key not in TIMING_FIELDS}
+    for key in [k for k in first if k not in TIMING_FIELDS]:
+        out[key] = pooled([row.get(key) for row in rows], key)
+    shares = [row["contention"] for row in rows if row.get("contention") is not None]
+    out.update({
+        "median": statistics.median(row["median"] for row in rows),
+        "mean": statistics.fmean(row.get("mean", row["median"]) for row in rows),
+        "min": min(row.get("min", row["median"]) for row in rows),
+        "max": max(row.get("max", row["median"]) for row in rows),
+        "blocks": sum(row.get("blocks", 0) for row in rows), "runs": sum(row.get("runs", 0) for row in rows),
+        "contention": max(shares) if shares else None,
+        "drifted": any(row.get("drifted", False) for row in rows),
+        "busy_rounds_left_out": sum(row.get("busy_rounds_left_out", 0) for row in rows),
+        "drift_rounds_left_out": sum(row.get("drift_rounds_left_out", 0) for row in rows),
+        "processes": [{key: row[key] for key in TIMING_FIELDS if key in row} for row in rows],
+    })
+    if all(row.get("rounds") for row in rows):
+        out["rounds"] = [value for row in rows for value in row["rounds"]]
+    if "iqr" in first:
+        out["iqr"] = statistics.median(row["iqr"] for row in rows)
+    return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 from snippets.lab import check
 from snippets.lab.timing import decide
 
-from .derive import (Value, bandwidth_rows, batch_size_ratios, bounds, breakdown_shares, decide_all, equal_n_ratio,
+from .derive import (Value, bandwidth_rows, batch_size_ratios, breakdown_shares, decide_all, equal_n_ratio, judged,
                      fresh_memory_ratios, loader_share, per_sample_costs, pin_memory_ratio, question_ratios, quotient,
                      stack_to_clone, throughput_share, worker_ratios)
 
@@ -30,15 +30,13 @@ def question_runs_identical(result: Value) -> tuple[bool, dict]:
 
 @check("the DataLoader run takes more than 3× as long per epoch as training on the tensors directly", timing=True)
 def dataloader_slower(result: Value) -> tuple[bool | None, dict]:
-    ratio = question_ratios(result)["DataLoader"]
-    return decide(ratio, ">", 3), bounds(ratio)
+    return judged(question_ratios(result)["DataLoader"], ">", 3)
 
 
 @check("DataLoader over a TensorDataset takes more than 5× as long per epoch as DataLoader over a "
        "BatchedTensorDataset (same arguments, the question's full batch)", timing=True)
 def batched_dataset_faster(result: Value) -> tuple[bool | None, dict]:
-    ratio = question_ratios(result, baseline="DataLoader + BatchedTensorDataset")["DataLoader"]
-    return decide(ratio, ">", 5), bounds(ratio)
+    return judged(question_ratios(result, baseline="DataLoader + BatchedTensorDataset")["DataLoader"], ">", 5)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -77,32 +75,27 @@ def source_already_contiguous(result: Value) -> tuple[bool, dict]:
         {"x_stride": layout["x_stride"], "batch_stride": layout["batch_stride"]}
 
 
-def _share(interval: dict) -> dict:
-    return {"share": interval["value"], "low": interval["low"], "high": interval["high"]}
 
 
 @check("creating the iterator takes less than 5% of the epoch", timing=True)
 def iterator_negligible(result: Value) -> tuple[bool | None, dict]:
-    share = breakdown_shares(result)["iterator"]
-    return decide(share, "<", 0.05), _share(share)
+    return judged(breakdown_shares(result)["iterator"], "<", 0.05, "share")
 
 
 @check("clone() of the batch's bytes takes less than 5% of the epoch", timing=True)
 def copy_negligible(result: Value) -> tuple[bool | None, dict]:
-    share = breakdown_shares(result)["copy"]
-    return decide(share, "<", 0.05), _share(share)
+    return judged(breakdown_shares(result)["copy"], "<", 0.05, "share")
 
 
 @check("torch.stack of the N one-row tensors takes more than 5× as long as clone() of the same bytes", timing=True)
 def stack_copy_costly(result: Value) -> tuple[bool | None, dict]:
-    ratio = stack_to_clone(result)
-    return decide(ratio, ">", 5), {**bounds(ratio), "n": result["n"]}
+    holds, values = judged(stack_to_clone(result), ">", 5)
+    return holds, {**values, "n": result["n"]}
 
 
 @check("the dataset[i] calls and default_collate together take more than half of the epoch", timing=True)
 def per_sample_dominates(result: Value) -> tuple[bool | None, dict]:
-    share = breakdown_shares(result)["per_sample"]
-    return decide(share, ">", 0.5), _share(share)
+    return judged(breakdown_shares(result)["per_sample"], ">", 0.5, "share")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -114,17 +107,16 @@ def per_sample_dominates(result: Value) -> tuple[bool | None, dict]:
 def dataloader_slower_at_every_batch_size(result: Value) -> tuple[bool | None, dict]:
     ratios = batch_size_ratios(result, "DataLoader", "TensorLoader")
     holds, (shuffle, size) = decide_all(ratios, ">", 2)
-    ratio = ratios[(shuffle, size)]
-    return holds, {"smallest_ratio": ratio["value"], "low": ratio["low"], "high": ratio["high"], "batch_size": size,
+    return holds, {**judged(ratios[(shuffle, size)], ">", 2, "smallest_ratio")[1], "batch_size": size,
                    "shuffle": shuffle}
 
 
 @check("at the same N (the largest DataLoader ran), shuffled, DataLoader's full-batch epoch takes more than 20× "
        "as long as TensorLoader's", timing=True)
 def per_sample_cost_ratio(result: Value) -> tuple[bool | None, dict]:
-    ratio = equal_n_ratio(result, shuffle=True)
     costs = per_sample_costs(result, shuffle=True)
-    return decide(ratio, ">", 20), {**bounds(ratio), "n": costs["DataLoader"]["n"],
+    holds, values = judged(equal_n_ratio(result, shuffle=True), ">", 20)
+    return holds, {**values, "n": costs["DataLoader"]["n"],
                                     "dataloader_per_sample": costs["DataLoader"]["per_sample"],
                                     "tensorloader_per_sample": costs["TensorLoader"]["per_sample"]}
 
@@ -138,9 +130,8 @@ def per_sample_cost_ratio(result: Value) -> tuple[bool | None, dict]:
 def small_model_dataloader_share(result: Value) -> tuple[bool | None, dict]:
     tiny = result["rows"][0]
     dataloader, tensorloader = loader_share(result, tiny, "DataLoader"), loader_share(result, tiny, "TensorLoader")
-    between = quotient(dataloader, tensorloader)
-    return decide(between, ">", 5), {"dataloader_share": dataloader["value"],
-                                     "tensorloader_share": tensorloader["value"], **bounds(between)}
+    holds, values = judged(quotient(dataloader, tensorloader), ">", 5)
+    return holds, {"dataloader_share": dataloader["value"], "tensorloader_share": tensorloader["value"], **values}
 
 
 @check("DataLoader's share of a training step is smaller for the larger MLP than for the question's "
@@ -148,16 +139,14 @@ def small_model_dataloader_share(result: Value) -> tuple[bool | None, dict]:
 def larger_model_smaller_share(result: Value) -> tuple[bool | None, dict]:
     tiny, wide = result["rows"]
     small, large = loader_share(result, tiny, "DataLoader"), loader_share(result, wide, "DataLoader")
-    between = quotient(large, small)
-    return decide(between, "<", 1), {"larger_model_share": large["value"], "question_model_share": small["value"],
-                                     **bounds(between)}
+    holds, values = judged(quotient(large, small), "<", 1)
+    return holds, {"larger_model_share": large["value"], "question_model_share": small["value"], **values}
 
 
 @check("for the question's MLP, TensorLoader's share of a training step is below 10%", timing=True)
 def tensorloader_share_small(result: Value) -> tuple[bool | None, dict]:
     tiny = result["rows"][0]
-    share = loader_share(result, tiny, "TensorLoader")
-    return decide(share, "<", 0.10), _share(share)
+    return judged(loader_share(result, tiny, "TensorLoader"), "<", 0.10, "share")
 
 
 def _compile_setting(result: Value, label: str) -> dict:
@@ -188,7 +177,7 @@ def fresh_workers_slower(result: Value) -> tuple[bool | None, dict]:
     n = result["settings"][0][0]
     ratios = worker_ratios(result, n, "num_workers=0")
     holds, label = decide_all({label: ratios[label] for label in ("num_workers=1", "num_workers=2")}, ">", 2)
-    return holds, {"n": n, **bounds(ratios[label]), "workers": label}
+    return holds, {"n": n, **judged(ratios[label], ">", 2)[1], "workers": label}
 
 
 @check("in every setting, the fastest DataLoader configuration takes more than 5× as long as TensorLoader "
@@ -197,8 +186,7 @@ def tensorloader_beats_workers(result: Value) -> tuple[bool | None, dict]:
     ratios = {(n, label): interval for n, _ in result["settings"]
               for label, interval in worker_ratios(result, n, "TensorLoader").items()}
     holds, key = decide_all(ratios, ">", 5)
-    return holds, {"smallest_ratio": ratios[key]["value"], "low": ratios[key]["low"], "high": ratios[key]["high"],
-                   "n": key[0], "configuration": key[1]}
+    return holds, {**judged(ratios[key], ">", 5, "smallest_ratio")[1], "n": key[0], "configuration": key[1]}
 
 
 @check("copying the next batch from pinned memory on a side stream makes the steps faster than copying each batch "
@@ -206,7 +194,8 @@ def tensorloader_beats_workers(result: Value) -> tuple[bool | None, dict]:
 def pinned_copy_overlaps(result: Value) -> tuple[bool | None, dict]:
     ratio = pin_memory_ratio(result, "pinned, next batch copied on a side stream",
                              baseline="pinned, .to(device, non_blocking=True), then compute")
-    return decide(ratio, "<", 1), {**bounds(ratio), "device": result["device"]}
+    holds, values = judged(ratio, "<", 1)
+    return holds, {**values, "device": result["device"]}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -224,16 +213,17 @@ def _throughput_shares(result: Value) -> tuple[int, int, dict[int, dict]]:
        timing=True)
 def dataloader_narrow_rows_slow(result: Value) -> tuple[bool | None, dict]:
     narrow, _, share = _throughput_shares(result)
-    return decide(share[narrow], "<", 0.5), {"row_bytes": 4 * narrow, **_share(share[narrow])}
+    holds, values = judged(share[narrow], "<", 0.5, "share")
+    return holds, {"row_bytes": 4 * narrow, **values}
 
 
 @check("with the widest rows DataLoader ran, its share of TensorLoader's GB/s is larger than with the narrowest "
        "(the whole intervals apart)", timing=True)
 def dataloader_wide_rows_closer(result: Value) -> tuple[bool | None, dict]:
     narrow, wide, share = _throughput_shares(result)
-    between = quotient(share[wide], share[narrow])
-    return decide(between, ">", 1), {"row_bytes": 4 * wide, "share": share[wide]["value"],
-                                     "narrow_share": share[narrow]["value"], **bounds(between)}
+    holds, values = judged(quotient(share[wide], share[narrow]), ">", 1)
+    return holds, {"row_bytes": 4 * wide, "share": share[wide]["value"], "narrow_share": share[narrow]["value"],
+                   **values}
 
 
 @check("clone() takes longer than copy_() of the same bytes into an existing tensor, at every row width (every "
@@ -241,7 +231,7 @@ def dataloader_wide_rows_closer(result: Value) -> tuple[bool | None, dict]:
 def fresh_memory_slower(result: Value) -> tuple[bool | None, dict]:
     ratios = fresh_memory_ratios(result)
     holds, width = decide_all(ratios, ">", 1)
-    return holds, {**bounds(ratios[width]), "width": width, "device": result["device"]}
+    return holds, {**judged(ratios[width], ">", 1)[1], "width": width, "device": result["device"]}
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -4,8 +4,9 @@ Pure functions of a result (a ``Result`` or its JSON value: both are indexed by 
 by ``measure``, so changing how a number is derived re-runs no experiment.
 
 Every ratio of two timings is an *interval*, ``{"value", "low", "high", ...}`` (``snippets.lab.timing.ratio``):
-the 95 % bootstrap interval over the rounds the two were timed in alternation, or over their blocks when they
-were timed one after the other. ``low``/``high`` are None where too few repeats were timed for an interval.
+the 95 % interval a rebuild lands inside, from the spread between the fresh processes the two were timed in
+(within one process: bootstrapped over the rounds they were timed in alternation, or over their blocks).
+``low``/``high`` are None where too few repeats were timed for an interval.
 """
 
 from __future__ import annotations
@@ -68,6 +69,15 @@ def bounds(interval: Interval) -> dict[str, Any]:
     return {"ratio": interval["value"], "low": interval["low"], "high": interval["high"]}
 
 
+def judged(interval: Interval, relation: str, threshold: float, key: str = "ratio") -> tuple[bool | None, dict]:
+    """A timing check's outcome and values: ``value <relation> threshold`` decided from the whole interval
+    (``timing.decide``), and the value, its interval and the bound checked (``relation``, ``threshold``), which
+    the sentence states beside the value (``render.measured``)."""
+    return timing.decide(interval, relation, threshold), {
+        key: interval["value"], "low": interval["low"], "high": interval["high"], "relation": relation,
+        "threshold": threshold}
+
+
 def noisy(named: list[tuple]) -> list[tuple]:
     """The entries ``(name, interval[, share])`` whose interval is too wide to support its value
     (``snippets.lab.timing.is_noisy``)."""
@@ -75,14 +85,23 @@ def noisy(named: list[tuple]) -> list[tuple]:
 
 
 def combined(timings: list[dict]) -> dict:
-    """Several stages as one timing: medians summed, and the rounds (or blocks) summed one by one."""
+    """Several timings made in the same rounds as one: medians summed, and the rounds (or blocks) summed one by
+    one, in each fresh process when they were timed in several."""
     out: dict[str, Any] = {"median": sum(t["median"] for t in timings)}
+    processes = [t.get("processes") for t in timings]
+    if all(processes) and len({len(p) for p in processes}) == 1:
+        out["processes"] = [combined(list(group)) for group in zip(*processes)]
     rounds = [t.get("rounds") for t in timings]
     if all(rounds) and len({len(r) for r in rounds}) == 1:
         out["rounds"] = [sum(values) for values in zip(*rounds)]
     samples = [t.get("samples") for t in timings]
     if all(samples):
         out["samples"] = [sum(values) for values in zip(*samples)]
+    for flag in ("contention",):
+        known = [t[flag] for t in timings if t.get(flag) is not None]
+        if known:
+            out[flag] = max(known)
+    out["drifted"] = any(t.get("drifted") for t in timings)
     return out
 
 
@@ -102,37 +121,47 @@ def question_ratios(result: Value, baseline: str = "direct") -> dict[str, Interv
 
 
 def stage_row(result: Value, prefix: str) -> dict:
-    """The breakdown stage whose label starts with ``prefix``."""
+    """The stage timed on its own whose label starts with ``prefix``."""
     return next(row for row in result["stages"] if row["label"].startswith(prefix))
 
 
 def stage(result: Value, prefix: str) -> float:
-    """The median of the breakdown stage whose label starts with ``prefix``."""
+    """The median of the stage timed on its own whose label starts with ``prefix``."""
     return stage_row(result, prefix)["median"]
+
+
+def inside_row(result: Value, key: str) -> dict:
+    """A stage of the epochs clocked inside (``measure.clocked_epochs``), by key (``"whole"``, ``"indexing"``, …)."""
+    return next(row for row in result["inside"] if row["stage"] == key)
 
 
 STAGE_PREFIXES = {"iterator": "iter(", "sampler": "sampler", "indexing": "dataset[i]", "collate": "default_collate",
                   "copy": "the copy", "stack": "torch.stack", "views": "views instead"}
-
+# Timed inside the epoch, adding up to it with the remainder; the others are timed on their own and compared with a
+# whole epoch timed beside them.
+INSIDE_KEYS = ("iterator", "sampler", "indexing", "collate", "remainder")
+COMPARED_KEYS = ("copy", "stack", "views")
 
 STAGE_GROUPS = {"per_sample": ("indexing", "collate"), "parts": ("iterator", "sampler", "indexing", "collate")}
 
 
-def breakdown_shares(result: Value, together: dict[str, tuple[str, ...]] | None = None) -> dict[str, Interval]:
-    """Each stage of a DataLoader epoch as a share of the whole epoch, and groups of stages taken together:
-    ``per_sample`` is indexing and collate, ``parts`` every stage but the copy (which happens inside the
-    collate), and any group named in ``together`` (name: stage keys).
+def _pair(result: Value, key: str) -> tuple[dict, dict]:
+    if key in INSIDE_KEYS:
+        return inside_row(result, key), inside_row(result, "whole")
+    return stage_row(result, STAGE_PREFIXES[key]), stage_row(result, "whole epoch")
 
-    The stages are timed one by one, so a bootstrapped interval can reach past the whole epoch; a part of the
-    epoch cannot take longer than the epoch, so an interval's upper end is capped at 1 (the value is not)."""
-    epoch = stage_row(result, "whole epoch")
-    rows = {key: stage_row(result, prefix) for key, prefix in STAGE_PREFIXES.items()}
-    shares = {key: timing.ratio(row, epoch) for key, row in rows.items()}
+
+def breakdown_shares(result: Value, together: dict[str, tuple[str, ...]] | None = None) -> dict[str, Interval]:
+    """Each stage of a DataLoader epoch as a share of the epoch (``timing.share``), and groups of stages taken
+    together: ``per_sample`` is indexing and collate, ``parts`` the four stages (all but the remainder), and any
+    group named in ``together`` (name: stage keys).
+
+    The stages in ``INSIDE_KEYS`` were timed inside the epoch, so their shares and the remainder's add up to
+    100 %; the copies in ``COMPARED_KEYS`` were timed on their own, against a whole epoch timed beside them. No
+    interval is clipped."""
+    shares = {key: timing.share([_pair(result, key)]) for key in (*INSIDE_KEYS, *COMPARED_KEYS)}
     for name, keys in {**STAGE_GROUPS, **(together or {})}.items():
-        shares[name] = timing.ratio(combined([rows[key] for key in keys]), epoch)
-    for share in shares.values():
-        if share["high"] is not None and share["value"] <= 1:
-            share["high"] = min(share["high"], 1.0)
+        shares[name] = timing.share([_pair(result, key) for key in keys])
     return shares
 
 

@@ -21,10 +21,11 @@ from snippets.lab.render import (COLORS, new_figure, noise_warning, percent_inte
 from snippets.lab.timing import decide
 from snippets.lab.timing import ratio as timing_ratio
 
-from .derive import (PIN_BASELINE, RATIO_TARGET, SAME_OPERATION_MARGIN, SMALL_EPOCH, SMALL_SLACK, STAGE_PREFIXES,
-                     TRAINING_TARGET, Interval, batch_size_ratios, breakdown_shares, disagreements, equal_n_ratio,
-                     loader_share, noisy, of_clone, per_sample_costs, pin_memory_ratio, question_ratios, series,
-                     stack_to_clone, stage, step_layout_ratio, worker_ratios, worker_rows)
+from .derive import (COMPARED_KEYS, INSIDE_KEYS, PIN_BASELINE, RATIO_TARGET, SAME_OPERATION_MARGIN, SMALL_EPOCH,
+                     SMALL_SLACK, STAGE_PREFIXES, TRAINING_TARGET, Interval, batch_size_ratios, breakdown_shares,
+                     disagreements, equal_n_ratio, inside_row, loader_share, noisy, of_clone, per_sample_costs,
+                     pin_memory_ratio, question_ratios, series, stack_to_clone, stage, stage_row, step_layout_ratio,
+                     worker_ratios, worker_rows)
 from .measure import LOADER_NAMES
 
 # ---------------------------------------------------------------------------------------------------------
@@ -78,15 +79,20 @@ MIN_BLOCKS_FOR_IQR = 4
 def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, Interval], *, label: str,
                    baseline: str, extra: Sequence[str] = ()) -> str:
     """Median, spread, and each row's ratio to the ``baseline`` row with its 95 % interval; the stamp; a noise
-    warning if one of the ratios is too wide. ``intervals`` are by row label; ``extra`` columns are row keys."""
+    warning if one of the ratios is too wide. ``intervals`` are by row label; ``extra`` columns are row keys. The
+    repeats column says how many fresh processes and rounds each was timed in."""
     by_rounds = any(row.get("rounds") for row in rows)
-    headers = [label, "median", "IQR", f"× {baseline} (95 % interval)", "rounds" if by_rounds else "blocks", *extra]
+    by_processes = any(row.get("processes") for row in rows)
+    repeats_header = "processes × rounds" if by_processes else "rounds" if by_rounds else "blocks"
+    headers = [label, "median", "IQR", f"× {baseline} (95 % interval)", repeats_header, *extra]
     body = []
     for row in rows:
         ratio = "1 (baseline)" if row["label"] == baseline else cell(ratio_interval(intervals[row["label"]]))
-        repeats = len(row["rounds"]) if by_rounds else row["blocks"]
-        per_measurement = row["blocks"] / repeats if by_rounds else row["blocks"]
+        count = len(row["rounds"]) if by_rounds else row["blocks"]
+        per_measurement = row["blocks"] / count if by_rounds else row["blocks"]
         spread = seconds(row["iqr"]) if per_measurement >= MIN_BLOCKS_FOR_IQR else "—"
+        repeats = (f"{len(row['processes'])} × {len(row['processes'][0].get('rounds') or ())}"
+                   if by_processes else count)
         body.append([row["label"], seconds(row["median"]), spread, ratio, repeats,
                      *(row.get(key, "") for key in extra)])
     named = [(f"{name} ÷ {baseline}", interval) for name, interval in intervals.items()]
@@ -99,10 +105,11 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
 
 
 def question_timing(result: Result) -> str:
-    """Time per epoch of the five loaders, scaled to the question's run, with each run's last compared loss."""
+    """Time per epoch of the five loaders, scaled to the question's run from the mean epoch (a total is a sum),
+    with each run's last compared loss."""
     epochs = result["epochs"]
-    total, loss = f"× {epochs:,} epochs", f"loss, epoch {result['compared_epochs']:,}"
-    rows = [{**row, total: seconds(row["median"] * epochs), loss: f"{result['same'][row['label']]['final_loss']:.6g}"}
+    total, loss = f"mean × {epochs:,} epochs", f"loss, epoch {result['compared_epochs']:,}"
+    rows = [{**row, total: seconds(row.get("mean", row["median"]) * epochs), loss: f"{result['same'][row['label']]['final_loss']:.6g}"}
             for row in result["rows"]]
     return interval_table(result, rows, question_ratios(result), label="Loader", baseline="direct",
                           extra=(total, loss))
@@ -131,8 +138,9 @@ def fetcher_source() -> str:
 def breakdown_noise(result: Result) -> str:
     """The noise warning for the stages' shares of the epoch, if one is too wide; or nothing."""
     shares = breakdown_shares(result)
-    named = [(f"{stage_label(result, prefix)}: share of the epoch", shares[key], True)
-             for key, prefix in STAGE_PREFIXES.items()]
+    named = [(f"{inside_label(result, key)}: share of the epoch", shares[key], True) for key in INSIDE_KEYS]
+    named += [(f"{stage_label(result, STAGE_PREFIXES[key])}: against a whole epoch", shares[key], True)
+              for key in COMPARED_KEYS]
     return warning(named + [("training step on DataLoader's batch ÷ on x, y", step_layout_ratio(result))])
 
 
@@ -140,34 +148,60 @@ def stage_label(result: Result, prefix: str) -> str:
     return next(row["label"] for row in result["stages"] if row["label"].startswith(prefix))
 
 
+def inside_label(result: Result, key: str) -> str:
+    return inside_row(result, key)["label"]
+
+
 def breakdown(result: Result) -> str:
-    """Each stage of one DataLoader epoch: median, spread and share of the whole epoch, with its 95 % interval."""
-    by_key = breakdown_shares(result)
-    shares = {stage_label(result, prefix): by_key[key] for key, prefix in STAGE_PREFIXES.items()}
-    rows = [[row["label"], seconds(row["median"]), seconds(row["iqr"]),
-             cell(percent(shares[row["label"]])) if i else "100% (baseline)",
-             len(row.get("rounds") or ()) or row["blocks"]]
-            for i, row in enumerate(result["stages"])]
-    by_rounds = bool(result["stages"][0].get("rounds"))
-    return (table([f"Stage of one DataLoader epoch (N = {result['n']:,}, full batch)", "median", "IQR",
-                   "share of the epoch (95 % interval)", "rounds" if by_rounds else "blocks"], rows)
+    """The stages of one DataLoader epoch, clocked inside it: mean time per epoch and share of the epoch with its
+    95 % interval, adding up to 100 % with the remainder; then the copies, each timed on its own beside a whole
+    epoch."""
+    shares = breakdown_shares(result)
+    whole = inside_row(result, "whole")
+    rounds = _rounds_cell(whole)
+    inside = [[row["label"], seconds(row["mean"]), cell(percent(shares[row["stage"]]))]
+              for row in result["inside"] if row["stage"] != "whole"]
+    total = sum(shares[key]["value"] for key in INSIDE_KEYS)
+    inside.append([f"**{whole['label']}**", f"**{seconds(whole['mean'])}**", f"**{total:.0%}**"])
+    epoch = stage_row(result, "whole epoch")
+    compared = [[row["label"], seconds(row["median"]),
+                 cell(percent(shares[key])) if (key := _compared_key(row["label"])) else "—"]
+                for row in result["stages"]]
+    compared[0][2] = "100% (baseline)"
+    return (table([f"Stage, timed inside one DataLoader epoch (N = {result['n']:,}, full batch)", "mean",
+                   "share of the epoch (95 % interval)"], inside)
+            + f"\n{rounds}\n\n"
+            + table([f"Timed on its own (N = {result['n']:,})", "median",
+                     f"against a whole epoch timed beside it, {seconds(epoch['median'])} (95 % interval)"], compared)
             + "\n" + stamp_line(result) + breakdown_noise(result))
 
 
+def _compared_key(label: str) -> str | None:
+    return next((key for key in COMPARED_KEYS if label.startswith(STAGE_PREFIXES[key])), None)
+
+
+def _rounds_cell(row: dict) -> str:
+    processes = row.get("processes")
+    if processes:
+        return (f"*{len(processes)} fresh processes × {len(processes[0]['rounds'])} rounds of back-to-back epochs; "
+                "the rest is the whole minus the four stages.*")
+    return f"*{len(row['rounds'])} rounds of back-to-back epochs, in one process; the rest is the whole minus the four stages.*"
+
+
 def stages_total(result: Result) -> dict:
-    """Iterator, sampler, indexing and collate together: their time and their share of the whole epoch (an
-    interval)."""
-    parts = sum(stage(result, STAGE_PREFIXES[key]) for key in ("iterator", "sampler", "indexing", "collate"))
+    """Iterator, sampler, indexing and collate together, timed inside the epoch: their mean time per epoch and
+    their share of the whole epoch (an interval)."""
+    parts = sum(inside_row(result, key)["mean"] for key in ("iterator", "sampler", "indexing", "collate"))
     return {"time": parts, "share": breakdown_shares(result)["parts"]}
 
 
 def verdict_numbers(result: Result) -> dict:
-    """The measurements the verdicts on the original answer quote: stage times, shares (intervals) and training
-    steps (with the interval of one against the other)."""
+    """The measurements the verdicts on the original answer quote: stage times (inside the epoch, or on their own
+    for the copies), shares (intervals) and training steps (with the interval of one against the other)."""
     steps = {row["label"]: row["median"] for row in result["steps"]}
     return {
-        **{f"{key}_time": stage(result, STAGE_PREFIXES[key])
-           for key in ("iterator", "copy", "indexing", "collate", "stack", "views")},
+        **{f"{key}_time": inside_row(result, key)["mean"] for key in ("iterator", "indexing", "collate")},
+        **{f"{key}_time": stage(result, STAGE_PREFIXES[key]) for key in ("copy", "stack", "views")},
         "stack_to_clone": stack_to_clone(result),
         **{f"{key}_share": share for key, share in breakdown_shares(result).items()},
         "bytes": result["layout"]["bytes"], "n": result["n"],

@@ -13,6 +13,8 @@ import cProfile
 import gc
 import itertools
 import pstats
+import statistics
+import time
 import warnings
 from typing import Any, Callable, Iterable, Iterator
 
@@ -23,7 +25,7 @@ from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, Rand
                               TensorDataset, default_collate)
 
 from snippets.lab import experiment, measure, pick_device, progress
-from snippets.lab.timing import interleaved
+from snippets.lab.timing import contention, cpu_snapshot, interleaved
 from snippets.tensor_loader import BatchedTensorDataset, TensorLoader
 
 from ..question import SimpleLinearModel
@@ -152,8 +154,8 @@ def consume(loader: Iterable) -> None:
 def _timing_row(label: str, timing: dict, **extra: Any) -> dict:
     """A timing as a result stores it: the summary, the rounds or blocks its uncertainty is computed from, and the
     share of the machine other programs used meanwhile (``contention``), which decides whether it is a finding."""
-    kept = ("median", "iqr", "min", "max", "blocks", "runs", "rounds", "extra_rounds", "samples", "contention",
-            "busy_rounds_left_out")
+    kept = ("median", "mean", "iqr", "min", "max", "blocks", "runs", "rounds", "samples", "contention",
+            "busy_rounds_left_out", "drift_rounds_left_out", "drifted", "reference")
     return {"label": label, **{k: timing[k] for k in kept if k in timing}, **extra}
 
 
@@ -163,14 +165,12 @@ def check_rounds(rounds: int) -> None:
         raise ValueError(f"rounds must be >= 3 (a ratio needs three rounds for an interval), got {rounds}")
 
 
-def alternating(functions: dict[str, Callable[[], Any]], *, baseline: str, rounds: int, min_run_time: float,
-                budget_s: float, device: torch.device | None = None) -> dict[str, dict]:
+def alternating(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run_time: float,
+                device: torch.device | None = None) -> dict[str, dict]:
     """``functions`` timed in alternation, one block per round after a warm-up call, every ratio paired round
-    by round; while a ratio to ``baseline`` is still too uncertain to print (``timing.is_noisy``), more rounds
-    run, up to ``budget_s`` seconds more and five times ``rounds`` in all."""
+    by round, ``rounds`` rounds (never more: how many does not depend on what was measured)."""
     check_rounds(rounds)
-    return interleaved(functions, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device,
-                       baseline=baseline, budget_s=budget_s, max_rounds=5 * rounds)
+    return interleaved(functions, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -178,16 +178,15 @@ def alternating(functions: dict[str, Callable[[], Any]], *, baseline: str, round
 
 
 @experiment(timing=True)
-def question_timing(n: int = 1000, epochs: int = 2000, compared_epochs: int = 300, rounds: int = 10,
-                    min_run_time: float = 0.5, budget_s: float = 20.0) -> dict:
+def question_timing(n: int = 1000, epochs: int = 2000, compared_epochs: int = 300, rounds: int = 6,
+                    min_run_time: float = 0.4) -> dict:
     """The question's loop with five loaders, from one start: time per epoch and every epoch's loss.
 
-    The five runs are timed in alternation (``rounds`` rounds, ``min_run_time`` seconds per run in all) over
-    their first epochs, with more rounds, up to ``budget_s`` seconds, while a ratio to the direct loop is
-    still noisy; each then continues, untimed, to ``compared_epochs`` epochs, and the losses of every
-    epoch and the weights after the last are compared bit for bit. ``epochs`` is the question's run length,
-    used to scale the time per epoch: running the DataLoader variant for all 2000 epochs would take most of
-    the page's time budget.
+    The five runs are timed in alternation over their first epochs: ``rounds`` rounds, ``min_run_time`` seconds
+    per run in all, each run's epochs back to back as the question's loop runs them, the garbage collector on.
+    Each then continues, untimed, to ``compared_epochs`` epochs, and the losses of every epoch and the weights
+    after the last are compared bit for bit. ``epochs`` is the question's run length, used to scale the mean time
+    per epoch: running the DataLoader variant for all 2000 epochs would take most of the page's time budget.
     """
     device = pick_device()
     x, y = question_data(n, device)
@@ -207,8 +206,7 @@ def question_timing(n: int = 1000, epochs: int = 2000, compared_epochs: int = 30
 
     epochs_of = {name: run_of(name, batches) for name, batches in question_loaders(x, y).items()}
     # Epochs of about a millisecond, in short blocks: many blocks, so medians and minimums are stable.
-    timings = interleaved(epochs_of, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device,
-                          baseline="direct", budget_s=budget_s)
+    timings = interleaved(epochs_of, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device)
     rows = []
     for name, epoch in epochs_of.items():
         rows.append(_timing_row(name, timings[name], timed_epochs=len(losses[name])))
@@ -245,12 +243,111 @@ class CountingTensorDataset(TensorDataset):
         return super().__getitem__(index)
 
 
+INSIDE_STAGES = {
+    "iterator": "iter(loader): create the iterator",
+    "sampler": "sampler: the list of indices",
+    "indexing": "dataset[i] for each of the N samples",
+    "collate": "default_collate: stack the N samples",
+    "remainder": "the rest: DataLoader's own machinery between them",
+}
+WHOLE_INSIDE = "the whole epoch, with the clock inside it"
+
+
+class EpochClock:
+    """Seconds spent in each stage of DataLoader epochs, read inside them (``clocked_loader``)."""
+
+    def __init__(self) -> None:
+        self.spent = {key: 0.0 for key in INSIDE_STAGES if key != "remainder"}
+        self.fetch_start = 0.0
+
+
+class ClockedBatchSampler:
+    """A batch sampler that times itself: from the request for the next list of indices to its delivery (the
+    final, empty request included); the delivery starts the fetch's clock."""
+
+    def __init__(self, inner: BatchSampler, clock: EpochClock) -> None:
+        self.inner, self.clock = inner, clock
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        batches = iter(self.inner)
+        while True:
+            start = time.perf_counter()
+            try:
+                batch = next(batches)
+            except StopIteration:
+                self.clock.spent["sampler"] += time.perf_counter() - start
+                return
+            self.clock.fetch_start = now = time.perf_counter()
+            self.clock.spent["sampler"] += now - start
+            yield batch
+
+
+def clocked_loader(dataset: TensorDataset, batch_size: int, clock: EpochClock) -> DataLoader:
+    """``DataLoader(dataset, batch_size=batch_size)`` as it builds itself (a BatchSampler over a SequentialSampler,
+    default_collate), with ``clock`` read between its stages: the fetch's ``dataset[i]`` loop runs from the
+    sampler's delivery to the collate function's call."""
+
+    def collate(samples: list) -> Any:
+        start = time.perf_counter()
+        clock.spent["indexing"] += start - clock.fetch_start
+        try:
+            return default_collate(samples)
+        finally:
+            clock.spent["collate"] += time.perf_counter() - start
+
+    sampler = ClockedBatchSampler(BatchSampler(SequentialSampler(dataset), batch_size, False), clock)
+    return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate)
+
+
+def clocked_epochs(dataset: TensorDataset, batch_size: int, *, rounds: int, min_run_time: float) -> list[dict]:
+    """Whole DataLoader epochs with the clock inside them, ``rounds`` rounds of back-to-back epochs (about
+    ``min_run_time`` seconds in all, the garbage collector on): per round the mean time of an epoch and of each
+    stage in it, the remainder being the whole minus the stages, so that they add up to the whole exactly."""
+    clock = EpochClock()
+    loader = clocked_loader(dataset, batch_size, clock)
+
+    def epoch() -> float:
+        start = time.perf_counter()
+        iterator = iter(loader)
+        clock.spent["iterator"] += time.perf_counter() - start
+        for _ in iterator:
+            pass
+        return time.perf_counter() - start
+
+    epoch()  # warm-up
+    number = max(1, int(min_run_time / rounds / max(epoch(), 1e-9)))
+    per_round: dict[str, list[float]] = {key: [] for key in [WHOLE_INSIDE, *INSIDE_STAGES]}
+    before = cpu_snapshot()
+    for _ in range(rounds):
+        for key in clock.spent:
+            clock.spent[key] = 0.0
+        total = sum(epoch() for _ in range(number))
+        per_round[WHOLE_INSIDE].append(total / number)
+        for key, spent in clock.spent.items():
+            per_round[key].append(spent / number)
+        per_round["remainder"].append((total - sum(clock.spent.values())) / number)
+    share = contention(before, cpu_snapshot())
+    rows = []
+    for key, values in per_round.items():
+        quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
+        rows.append({"label": INSIDE_STAGES.get(key, key), "stage": key if key in INSIDE_STAGES else "whole",
+                     "median": statistics.median(values), "mean": statistics.fmean(values),
+                     "iqr": quartiles[2] - quartiles[0], "min": min(values), "max": max(values), "blocks": rounds,
+                     "runs": rounds * number, "rounds": values, "contention": share})
+    return rows
+
+
 @experiment(timing=True)
-def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, budget_s: float = 20.0) -> dict:
+def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, inside_run_time: float = 1.0) -> dict:
     """One full-batch DataLoader epoch taken apart: calls counted, each stage timed, layout inspected.
 
-    The stages are timed in alternation, ``rounds`` rounds, with more rounds while a stage's share of the whole
-    epoch is still noisy (within half of ``budget_s`` seconds); the two training steps likewise.
+    The stages are timed twice: inside real epochs (``clocked_epochs``, ``inside_run_time`` seconds: the parts add
+    up to the whole; with the garbage collector on, its collections land in whichever stage they interrupt, as in
+    training), and each on its own, in alternation with a whole epoch, ``rounds`` rounds (the copies compared with the epoch and with
+    each other); the two training steps likewise.
     """
     device = pick_device()
     x, y = question_data(n, device)
@@ -303,8 +400,7 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, budget_
             lambda: (torch.stack(x_rows), torch.stack(y_rows)),
         "views instead of copies: a TensorLoader epoch (x[0:N], y[0:N])": lambda: consume(views),
     }
-    timings = interleaved(stages, rounds=rounds, min_run_time=min_run_time, device=device,
-                          baseline="whole epoch", budget_s=budget_s / 2)
+    timings = interleaved(stages, rounds=rounds, min_run_time=min_run_time, device=device)
     rows = [_timing_row(label, timings[label]) for label in stages]
 
     # Memory layout: a training step on the original tensors and on DataLoader's copy.
@@ -314,8 +410,10 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, budget_
 
     step_fns = {"training step on x, y": stepper([(x, y)]),
                 "training step on DataLoader's batch": stepper([(x_batch, y_batch)])}
-    step_timings = interleaved(step_fns, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device,
-                               baseline="training step on x, y", budget_s=budget_s / 2)
+    # The same epoch with the clock inside it: stages that add up to the epoch they were timed in.
+    inside = clocked_epochs(dataset, n, rounds=rounds, min_run_time=inside_run_time)
+
+    step_timings = interleaved(step_fns, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device)
     steps = [_timing_row(label, step_timings[label]) for label in step_fns]
 
     # One epoch under cProfile.
@@ -334,7 +432,7 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, budget_
     return {"n": n, "device": str(device), "calls": {"getitem_per_epoch": per_sample_calls,
                                                       "collate_sizes": collate_sizes,
                                                       "batch_sampler_getitem_per_epoch": batch_sampler_calls},
-            "layout": layout, "stages": rows, "steps": steps,
+            "layout": layout, "stages": rows, "inside": inside, "steps": steps,
             "profile": {"top": entries[:10], "total_own": profile_total,
                         "function_calls": sum(e["calls"] for e in entries)}}
 
@@ -355,12 +453,11 @@ def _profile_name(filename: str, line: int, function: str) -> str:
 
 @experiment(timing=True)
 def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 100, 1000, 10_000),
-                       rounds: int = 5, min_run_time: float = 0.05, budget_s: float = 4.0) -> dict:
+                       rounds: int = 5, min_run_time: float = 0.05) -> dict:
     """Time per epoch of every loader at every batch size, sequential and shuffled.
 
     At each batch size and order the five loaders are timed in alternation (``alternating``), so that every
-    ratio is paired round by round and one slow round is outvoted, with more rounds, up to ``budget_s`` seconds
-    more per point, while a ratio to TensorLoader is still too uncertain to print.
+    ratio is paired round by round and one slow round is outvoted.
     """
     check_rounds(rounds)
     device = pick_device()
@@ -370,22 +467,19 @@ def batch_size_scaling(n: int = 10_000, batch_sizes: tuple[int, ...] = (1, 10, 1
     for shuffle, size in progress(grid, "loader epochs by batch size"):
         loaders = {name: make_loader(name, x, y, size, shuffle) for name in LOADER_NAMES}
         epochs = {name: (lambda loader=loader: consume(loader)) for name, loader in loaders.items()}
-        timings = alternating(epochs, baseline="TensorLoader", rounds=rounds, min_run_time=min_run_time,
-                              budget_s=budget_s, device=device)
+        timings = alternating(epochs, rounds=rounds, min_run_time=min_run_time, device=device)
         points += [_timing_row(name, timings[name], shuffle=shuffle, batch_size=size) for name in LOADER_NAMES]
     return {"n": n, "device": str(device), "batch_sizes": list(batch_sizes), "points": points}
 
 
 @experiment(timing=True)
 def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000),
-                 per_sample_limit: int = 100_000, rounds: int = 5, min_run_time: float = 0.05,
-                 budget_s: float = 4.0) -> dict:
+                 per_sample_limit: int = 100_000, rounds: int = 5, min_run_time: float = 0.05) -> dict:
     """Time per epoch at full batch (one batch of all N samples), sequential and shuffled, as N grows.
 
     DataLoader indexes every sample on its own; it runs up to ``per_sample_limit`` samples only. At each N and
     order the loaders are timed in alternation, ``rounds`` rounds of one block each after a warm-up epoch, so
-    that every ratio is paired round by round; while a ratio to TensorLoader is still too uncertain to print
-    (``timing.is_noisy``), more rounds run, up to ``budget_s`` seconds more per point.
+    that every ratio is paired round by round.
     """
     check_rounds(rounds)
     device = pick_device()
@@ -396,8 +490,7 @@ def size_scaling(sizes: tuple[int, ...] = (100, 1000, 10_000, 100_000, 1_000_000
         names = [name for name in LOADER_NAMES if name != "DataLoader" or n <= per_sample_limit]
         loaders = {name: make_loader(name, x, y, n, shuffle=shuffle) for name in names}
         epochs = {name: (lambda loader=loader: consume(loader)) for name, loader in loaders.items()}
-        timings = alternating(epochs, baseline="TensorLoader", rounds=rounds, min_run_time=min_run_time,
-                              budget_s=budget_s, device=device)
+        timings = alternating(epochs, rounds=rounds, min_run_time=min_run_time, device=device)
         points += [_timing_row(name, timings[name], shuffle=shuffle, n=n) for name in names]
     return {"device": str(device), "sizes": list(sizes), "per_sample_limit": per_sample_limit, "points": points}
 
@@ -419,14 +512,11 @@ class WideMLP(nn.Module):
 
 
 @experiment(timing=True)
-def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 3, min_run_time: float = 0.3,
-               budget_s: float = 20.0) -> dict:
+def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 5, min_run_time: float = 0.3) -> dict:
     """Loader time per batch against one training step, for the question's MLP and a larger one.
 
-    The step and the two loaders' epochs are timed in alternation, ``rounds`` rounds, with more rounds (up to
-    five times as many, within ``budget_s`` seconds for both models) while a loader's epoch against the step is
-    still noisy. Each row keeps the three timings (a loader's per epoch of ``batches`` batches) for the intervals
-    of the shares.
+    The step and the two loaders' epochs are timed in alternation, ``rounds`` rounds. Each row keeps the three
+    timings (a loader's per epoch of ``batches`` batches) for the intervals of the shares.
     """
     device = pick_device()
     n = batch_size * batches
@@ -452,8 +542,7 @@ def step_share(batch_size: int = 128, batches: int = 16, rounds: int = 3, min_ru
 
         loaders = {name: make_loader(name, x, y, batch_size, shuffle=True) for name in ("DataLoader", "TensorLoader")}
         timed = {"step": step, **{name: (lambda loader=loader: consume(loader)) for name, loader in loaders.items()}}
-        timings = interleaved(timed, rounds=rounds, min_run_time=min_run_time, repeats=3, device=device,
-                              baseline="step", budget_s=budget_s / len(setups), max_rounds=5 * rounds)
+        timings = interleaved(timed, rounds=rounds, min_run_time=min_run_time, repeats=3, device=device)
         rows.append({"model": label, "step": timings["step"]["median"],
                      **{name: timings[name]["median"] / batches for name in loaders},
                      "timings": {name: _timing_row(name, timings[name]) for name in timed}})
@@ -522,12 +611,11 @@ WORKER_CONFIGS = (
 
 @experiment(timing=True)
 def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)), rounds: int = 7,
-            min_run_time: float = 0.2, budget_s: float = 6.0) -> dict:
+            min_run_time: float = 0.2) -> dict:
     """DataLoader with worker processes over in-memory CPU tensors, against TensorLoader.
 
     At each setting (N, batch size) the four DataLoader settings and TensorLoader are timed in alternation
-    (``alternating``), so that a busy moment slows them all and every ratio is paired round by round; while a
-    ratio to ``num_workers=0`` is still too uncertain to print, more rounds run, up to ``budget_s`` seconds more.
+    (``alternating``), so that a busy moment slows them all and every ratio is paired round by round.
     Always on CPU tensors: CUDA tensors cannot be shared with forked workers, and in-memory CPU data is what
     worker processes are sold for.
     """
@@ -540,8 +628,7 @@ def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)
                                         for label, options in WORKER_CONFIGS}
         loaders["TensorLoader"] = TensorLoader(x, y, batch_size=batch_size)
         epochs = {label: (lambda loader=loader: consume(loader)) for label, loader in loaders.items()}
-        timings = alternating(epochs, baseline="num_workers=0", rounds=rounds, min_run_time=min_run_time,
-                              budget_s=budget_s)
+        timings = alternating(epochs, rounds=rounds, min_run_time=min_run_time)
         rows += [_timing_row(label, timings[label], n=n, batch_size=batch_size) for label in loaders]
         del loaders, epochs  # shuts the persistent workers down
         gc.collect()
@@ -618,8 +705,7 @@ def pin_memory(megabytes: int = 64, matmul_size: int = 4096, steps: int = 8, n: 
         "pageable, next batch copied on a side stream": lambda: prefetching_steps(pageable, weight, steps),
         "pinned, next batch copied on a side stream": lambda: prefetching_steps(pinned, weight, steps),
     }
-    timings = interleaved(variants, rounds=5, min_run_time=min_run_time, device=device,
-                          baseline="pageable, .to(device), then compute")
+    timings = interleaved(variants, rounds=5, min_run_time=min_run_time, device=device)
     return {**facts, "rows": [_timing_row(label, timings[label]) for label in variants]}
 
 
@@ -629,15 +715,13 @@ def pin_memory(megabytes: int = 64, matmul_size: int = 4096, steps: int = 8, n: 
 
 @experiment(timing=True)
 def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), per_sample_limit: int = 65_536,
-              batch_sampler_limit: int = 131_072, rounds: int = 5, min_run_time: float = 0.1,
-              budget_s: float = 4.0) -> dict:
+              batch_sampler_limit: int = 131_072, rounds: int = 5, min_run_time: float = 0.1) -> dict:
     """GB/s of a shuffled full batch from each loader, next to clone() of the same bytes.
 
     The dataset is one float32 tensor of ``megabytes`` MiB (more than a typical last-level cache), with
     rows of ``width`` floats. GB/s counts the bytes of the batch produced per second. At each width the
     variants are timed in alternation, ``rounds`` rounds of one block each after a warm-up call, so that each
-    share of clone() is paired round by round; while one is still too uncertain to print
-    (``timing.is_noisy``), more rounds run, up to ``budget_s`` seconds more per width.
+    share of clone() is paired round by round.
     """
     check_rounds(rounds)
     device = pick_device()
@@ -662,8 +746,7 @@ def bandwidth(megabytes: int = 64, widths: tuple[int, ...] = (16, 256, 4096), pe
         ]
         timed = {label: fn for label, fn in variants if fn is not None}
         with torch.random.fork_rng(devices=[]):
-            timings = alternating(timed, baseline="clone(): copy, no gather", rounds=rounds,
-                                  min_run_time=min_run_time, budget_s=budget_s, device=device)
+            timings = alternating(timed, rounds=rounds, min_run_time=min_run_time, device=device)
         for label, fn in variants:
             if fn is None:
                 rows.append({"label": label, "width": width, "rows": count, "median": None})

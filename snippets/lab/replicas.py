@@ -1,0 +1,169 @@
+"""Timing experiments measured in several fresh processes, as pyperf measures a benchmark.
+
+One process differs from the next (address-space layout, hash seed, allocator state, where its memory lands),
+so the spread inside the build's one process understates what a rebuild gets. A timing experiment therefore runs
+once in each of ``processes()`` worker processes, started fresh from this interpreter the first time one is
+needed and reused, one after another, for every timing experiment of the build; the results are joined by
+``timing.pooled``, and every ratio's interval is computed from the spread between the processes
+(``timing.ratio``). The workers run nothing at the same time: one measures while the others wait.
+
+A worker refuses to run code other than the build's: it checks that the experiment it imported has the digest
+the build computed (``code.reach``), and is restarted when it does not (the page being served was edited).
+
+``PITFALLS_PROCESSES`` sets the number of processes (default ``DEFAULT_PROCESSES``); 1 times in the build's own
+process, and the page then says that its intervals cover one process only.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+PROCESSES_ENV = "PITFALLS_PROCESSES"
+DEFAULT_PROCESSES = 5
+MAX_PROCESSES = 32
+
+
+class ReplicaError(RuntimeError):
+    """A worker process could not measure an experiment."""
+
+
+def processes() -> int:
+    """How many fresh processes a timing experiment is measured in (``PITFALLS_PROCESSES``)."""
+    raw = os.environ.get(PROCESSES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_PROCESSES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_PROCESSES:
+        raise ReplicaError(f"{PROCESSES_ENV}={raw!r}: give a whole number of processes from 1 to {MAX_PROCESSES} "
+                           f"(1 times in the build's own process, {DEFAULT_PROCESSES} by default)")
+    return value
+
+
+class _Worker:
+    """One fresh interpreter running ``python -m snippets.lab.replicas``: a JSON line in, a JSON line out."""
+
+    def __init__(self) -> None:
+        from .store import PROJECT_ROOT
+
+        # the build's import path, so that the worker imports the same modules from the same files
+        path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+        env.pop("PYTHONHASHSEED", None)  # each process its own hash seed, as a fresh run gets
+        self.process = subprocess.Popen([sys.executable, "-m", "snippets.lab.replicas"], cwd=PROJECT_ROOT, env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+
+    def ask(self, request: dict) -> dict:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except (BrokenPipeError, OSError) as error:
+            raise ReplicaError(f"the worker process ended ({error})") from None
+        if not line:
+            code = self.process.wait(timeout=30)
+            raise ReplicaError(f"the worker process ended with exit code {code} (its error is in the log above)")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                assert self.process.stdin is not None
+                self.process.stdin.close()
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+
+
+_workers: list[_Worker] = []  # a resource of this interpreter, like an open file: not build state
+
+
+@atexit.register
+def close_all() -> None:
+    """Stop every worker process (at exit, and when the dev server purges its modules)."""
+    while _workers:
+        _workers.pop().close()
+
+
+def _worker(index: int) -> _Worker:
+    while len(_workers) <= index:
+        _workers.append(_Worker())
+    if _workers[index].process.poll() is not None:  # it died: a fresh one
+        _workers[index] = _Worker()
+    return _workers[index]
+
+
+def measure(exp: Any, params: dict, digest: str, fingerprint: dict) -> dict:
+    """``exp(**params)`` measured once in each of ``processes()`` fresh processes, joined (``timing.pooled``); the
+    result's ``processes`` says how many. ``digest`` and ``fingerprint`` are the build's: a worker whose code or
+    environment differs is restarted once, then refused."""
+    from . import timing
+
+    count = processes()
+    if count == 1:
+        value = exp.func(**params)
+        if isinstance(value, dict):
+            value = {**value, "processes": 1}
+        return value
+    request = {"module": exp.func.__module__, "function": exp.func.__name__, "params": params, "digest": digest}
+    values = []
+    for index in range(count):
+        reply = _worker(index).ask(request)
+        if reply.get("stale"):  # the worker imported older code: a fresh process imports today's
+            _workers[index].close()
+            _workers[index] = _Worker()
+            reply = _workers[index].ask(request)
+        if "error" in reply:
+            raise ReplicaError(f"in fresh process {index + 1} of {count}: {reply['error']}")
+        if reply.get("stale"):
+            raise ReplicaError(f"fresh process {index + 1} of {count} imports code other than this build's "
+                               f"({reply['stale']}): is a file being edited while the build runs?")
+        if reply["fingerprint"] != fingerprint:
+            raise ReplicaError(f"fresh process {index + 1} of {count} runs in another environment than this build "
+                               f"({reply['fingerprint']} against {fingerprint})")
+        values.append(reply["value"])
+    try:
+        value = timing.pooled(values)
+    except timing.PoolError as error:
+        raise ReplicaError(f"the {count} processes' results cannot be joined: {error}") from None
+    value["processes"] = count
+    return value
+
+
+def _serve() -> None:
+    """The worker's loop: one request per line on stdin, one reply per line on the real stdout (anything the
+    experiment prints goes to stderr, the build's log)."""
+    import importlib
+    import logging
+
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
+    sys.stdout = sys.stderr
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    from . import code, environment
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            module = importlib.import_module(request["module"])
+            exp = getattr(module, request["function"])
+            digest = code.reach(exp.func).digest
+            if digest != request["digest"]:
+                reply: dict = {"stale": f"digest {digest[:12]}, the build's {request['digest'][:12]}"}
+            else:
+                value = json.loads(json.dumps(exp.func(**request["params"])))
+                reply = {"value": value, "fingerprint": environment.fingerprint(), "pid": os.getpid()}
+        except Exception as error:  # noqa: BLE001 - reported to the build, which names the experiment
+            reply = {"error": f"{type(error).__name__}: {error}"}
+        replies.write(json.dumps(reply) + "\n")
+
+
+if __name__ == "__main__":
+    _serve()
