@@ -5,12 +5,15 @@ No check on this page reads a time: every supporting value is a real measurement
 
 from __future__ import annotations
 
+import copy
 import math
+
 import pytest
 import torch
 
 from checks_support import Contradiction, Measured, assert_check_can_fail
-from snippets.experiments.steps import checks, measure  # noqa: F401  (registers the checks)
+from snippets.experiments.steps import checks, derive, measure  # noqa: F401  (registers the checks)
+from snippets.lab.claims import CHECKS
 
 ARITHMETIC = Measured(measure.step_arithmetic, (("batch_sizes", (64, 512, 10_000)),))
 CURVES = Measured(measure.curves, (("n_samples", 600), ("batch_sizes", (16, 120, 600)), ("epochs", 10),
@@ -252,3 +255,35 @@ def test_noise_run_check_fails_when_the_curves_lack_its_run():
     other = {**curves, "runs": [r for r in curves["runs"] if r["order"] != "shuffled"]}
     outcome = checks.noise_run_is_the_curves_run(NOISE.value(), other)
     assert not outcome.holds and ["shuffled", 200] in outcome.values["missing"]
+
+
+# ---- claims about curves hold from every start ------------------------------------------------------------------
+
+CURVE_EDITS = {
+    "steps.epochs_separate_batch_sizes": _epochs_close_together,
+    "steps.shuffled_steps_align": _one_batch_off_at_mid,
+    "steps.smallest_batch_falls_behind": _smallest_batch_ahead,
+    "steps.unshuffled_loss_falls_with_batch": _largest_unshuffled_behind,
+    "steps.full_batch_behind_per_sample": _smallest_behind_after_one_epoch,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CURVE_EDITS))
+def test_a_curve_claim_that_fails_from_one_other_start_fails(name):
+    """The page's own start untouched, one of the other starts contradicted: one lucky start never makes a claim."""
+    value = copy.deepcopy(CURVES.value())
+    assert len(value["others"]) >= 1, "the curves are run from more than one start"
+    assert CHECKS[name](copy.deepcopy(value)).holds, f"{name} does not hold from every start to begin with"
+    other = value["others"][-1]
+    CURVE_EDITS[name]({**value, "runs": other["runs"]})  # edits that start's runs in place
+    outcome = CHECKS[name](value)
+    assert not outcome.holds and outcome.values["failing_starts"] == [[other["seed"], other["shuffle_seed"]]]
+    assert outcome.values["starts"] == 1 + len(value["others"])
+
+
+def test_a_curve_claim_reports_the_range_over_the_starts():
+    value = CURVES.value()
+    outcome = checks.shuffled_steps_align(value)
+    per_start = [checks._shuffled_steps_align(view)[1]["spread_pct"] for view in derive.starts(value)]
+    assert outcome.values["spread_pct_max"] == max(per_start) and outcome.values["spread_pct_min"] == min(per_start)
+    assert outcome.values["spread_pct"] == per_start[0], "the sentence's own number is the figure's start"

@@ -424,3 +424,31 @@ def test_a_stored_timing_keeps_what_decides_whether_it_is_a_finding(results):
 def test_the_distributed_experiment_needs_a_group_of_two_ranks_or_more():
     with pytest.raises(ValueError, match=r"^world_size must be >= 2 for a distributed group, got 1$"):
         measure.distributed_shards.func(world_size=1)
+
+
+def test_another_host_of_the_same_kind_that_measured_something_else_is_named_beside_the_number(monkeypatch):
+    """A recorded machine with this build's fingerprint whose interval does not overlap this build's: its value is
+    said in the cell, with its label and date; one whose interval overlaps is not."""
+    from types import SimpleNamespace
+
+    from snippets.lab import cache, machines
+
+    here = Result(test_checks_loader.question_times(), "loader.question_timing", {}, environment.fingerprint(),
+                  "2000-01-01T00:00:00+00:00", 0.0, True, exp=measure.question_timing)
+    slower = test_checks_loader.question_times()
+    test_checks_loader._retime(slower["rows"][1], 1.2e-3)  # DataLoader 12x the direct loop there, 8x here
+    other = SimpleNamespace(label="twin-host", manifest={"recorded_at": "2026-11-30T10:00:00+00:00"})
+    recorded = Result(slower, "loader.question_timing", {}, environment.fingerprint(), "2026-11-30T10:00:00+00:00",
+                      0.0, True, cached=True, exp=measure.question_timing)
+    monkeypatch.setattr(machines, "same_kind", lambda: [other])
+    monkeypatch.setattr(cache, "from_recording", lambda rec, exp, params: (recorded, ""))
+    text = figures.question_timing(here)
+    line = next(line for line in text.splitlines() if line.startswith("| DataLoader |"))
+    said = line.split('<span class="pitfalls-same-kind">', 1)
+    assert "8.00× (8.00–8.00)" in said[0], "this build's own value comes first"
+    assert len(said) == 2 and "another host of this kind (twin-host, 2026-11-30): " in said[1]
+    assert "12.00× (12.00–12.00)" in said[1]
+    assert "another host" not in next(line for line in text.splitlines() if line.startswith("| TensorLoader |")), \
+        "an interval that overlaps is not news"
+    monkeypatch.setattr(machines, "same_kind", lambda: [])
+    assert "another host" not in figures.question_timing(here)

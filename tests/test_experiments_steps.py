@@ -154,18 +154,22 @@ def test_curves_share_one_start_and_count_steps(small_curves):
     assert [(r["order"], r["batch_size"]) for r in shared] == [("shuffled", 600)]
 
 
-def test_each_epoch_is_timed_so_the_cost_of_a_step_gets_an_interval(small_curves):
-    """The wall-clock paragraph compares steps by a ratio of times: bootstrapped over the runs' epochs."""
+def test_each_epoch_is_timed_for_the_time_panel(small_curves):
     for run in small_curves["runs"]:
         assert len(run["epoch_seconds"]) == run["epochs"] and all(s >= 0 for s in run["epoch_seconds"])
         assert math.isclose(sum(run["epoch_seconds"]), run["seconds"], rel_tol=1e-9)
-    costs = derive.step_costs(small_curves, "shuffled")
-    assert sorted(costs) == [16, 120, 600] and all(len(c["samples"]) >= 2 for c in costs.values())
-    spread = derive.step_cost_ratio(small_curves, "shuffled")
-    assert {spread["cheapest"], spread["dearest"]} <= set(costs)
+
+
+def test_the_cost_of_a_step_is_timed_in_alternation_and_gets_an_interval():
+    """The wall-clock paragraph compares steps by a ratio of times: every batch size timed in the same rounds."""
+    result = steps.step_cost.func(n_samples=600, batch_sizes=(16, 120, 600), rounds=3, min_run_time=0.05)
+    costs = derive.step_costs(result)
+    assert sorted(costs) == [16, 120, 600]
+    assert len({len(c["rounds"]) for c in costs.values()}) == 1 and len(costs[16]["rounds"]) >= 3
+    spread = derive.step_cost_ratio(result)
+    assert {spread["cheapest"], spread["dearest"]} <= set(costs) and spread["cheapest"] != spread["dearest"]
     ratio = spread["ratio"]
-    if ratio["low"] is not None:  # two epochs at batch 16 and 120: no interval (too few repeats), and that is said
-        assert ratio["low"] <= ratio["value"] <= ratio["high"]
+    assert ratio["paired"] and ratio["low"] <= ratio["value"] <= ratio["high"] and ratio["value"] >= 1
 
 
 def test_curves_renderers(small_curves):

@@ -414,18 +414,22 @@ def test_drift_is_a_reference_off_the_typical_one_or_its_partner(pairs, moved):
     assert timing.drifted(pairs) == moved
 
 
-def test_the_reference_is_timed_in_blocks_sized_once(monkeypatch):
+def test_the_reference_is_timed_in_blocks_sized_once_and_reports_the_fastest(monkeypatch):
     clock = Clock()
-    calls = []
+    calls, slow = [], {48}  # one call interrupted (the 48th): its block is not the one reported
 
     def work():
-        calls.append(1)
-        clock.now += 1e-4
+        calls.append(gc.isenabled())
+        clock.now += 1e-3 if len(calls) in slow else 1e-4
 
     monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
     seconds, number = timing.time_reference(work)
-    assert number == 20 and seconds == pytest.approx(1e-4) and len(calls) == 1 + 3 * 20
-    assert timing.time_reference(work, 7)[1] == 7 and len(calls) == 61 + 21
+    # a warm-up call, three calls to size the block (2 ms of 0.1 ms calls: 20), five blocks of 20
+    assert number == 20 and len(calls) == 1 + 3 + 5 * 20
+    assert seconds == pytest.approx(1e-4), "the fastest block, not the interrupted one"
+    assert not any(calls), "the garbage collector is held off while the reference runs"
+    assert gc.isenabled(), "and on again afterwards"
+    assert timing.time_reference(work, 7)[1] == 7 and len(calls) == 104 + 35
     assert timing.reference_workload()() is None
 
 
@@ -535,3 +539,31 @@ def test_shares_across_processes_add_up_and_are_never_clipped():
 def test_a_share_needs_its_parts_timed_in_the_wholes_rounds():
     with pytest.raises(ValueError, match="same rounds"):
         timing.share([(_process([1.0, 1.0]), _process([2.0, 2.0, 2.0]))])
+
+
+def _pooled_with_drift(ratios, drifted):
+    base = timing.pooled([{"x": _process([1.0] * 3, drifted=d)} for d in drifted])["x"]
+    other = timing.pooled([{"x": _process([r] * 3, drifted=d)} for r, d in zip(ratios, drifted)])["x"]
+    return other, base
+
+
+def test_a_process_whose_machine_drifted_is_left_out_while_three_steady_ones_remain():
+    other, base = _pooled_with_drift([2.0, 2.1, 1.9, 2.0, 3.6], [False, False, False, False, True])
+    interval = timing.ratio(other, base)
+    assert interval["processes"] == 4 and interval["drifted_processes_left_out"] == 1 and not interval["drifted"]
+    assert interval["high"] < 3.0, "the drifted process's 3.6 is not in the interval"
+    assert not other["drifted"], "four steady processes of five: the pooled timing is not drifted"
+
+
+def test_too_few_steady_processes_mark_the_ratio_drifted():
+    other, base = _pooled_with_drift([2.0, 2.1, 1.9, 2.0, 3.6], [False, False, True, True, True])
+    interval = timing.ratio(other, base)
+    assert interval["processes"] == 5 and interval["drifted"] and other["drifted"]
+    assert timing.is_noisy(interval) and timing.decide(interval, ">", 1.0) is None
+
+
+def test_a_share_leaves_out_a_drifted_process_too():
+    wholes = [_process([10.0] * 3, drifted=d) for d in (False, False, False, True)]
+    parts = [_process([v] * 3, drifted=d) for v, d in zip((5.0, 5.2, 4.8, 9.0), (False, False, False, True))]
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    assert share["processes"] == 3 and share["value"] == pytest.approx(0.5) and not share["drifted"]

@@ -74,6 +74,42 @@ def others() -> list[Recording]:
     return [rec for rec in recordings() if rec.fingerprint != fp]
 
 
+def same_kind() -> list[Recording]:
+    """Recorded machines of the kind that measured this build's results (the same fingerprint: another host, or
+    another day, that reports itself the same way), never the one this build reads (``FROZEN=1``)."""
+    if frozen():
+        lead = primary()
+        return [rec for rec in recordings() if rec.label != lead.label and rec.fingerprint == lead.fingerprint]
+    fp = environment.fingerprint()
+    return [rec for rec in recordings() if rec.fingerprint == fp]
+
+
+def disagreeing(result: cache.Result, intervals_of: Callable[[cache.Result], dict[Any, dict]]
+                ) -> dict[Any, list[tuple[str, str, dict]]]:
+    """Where a recorded machine of this result's kind (``same_kind``) measured something else: for each key of
+    ``intervals_of(result)`` whose interval does not overlap the same interval from that machine's recording of
+    the same experiment, ``[(label, date, its interval)]``. Empty for results that do not depend on time."""
+    if result.exp is None or not result.timing:
+        return {}
+    mine = intervals_of(result)
+    out: dict[Any, list[tuple[str, str, dict]]] = {}
+    for rec in same_kind():
+        recorded, _ = cache.from_recording(rec, result.exp, result.params)
+        if recorded is None:
+            continue
+        try:
+            theirs = intervals_of(recorded)
+        except Exception:  # noqa: BLE001 - a recording the drawing code cannot read is named in its own tab
+            continue
+        for key, interval in mine.items():
+            other = theirs.get(key)
+            if other is None or None in (interval.get("low"), interval.get("high"), other.get("low"), other.get("high")):
+                continue
+            if other["high"] < interval["low"] or other["low"] > interval["high"]:
+                out.setdefault(key, []).append((rec.label, rec.manifest["recorded_at"][:10], other))
+    return out
+
+
 # ---- a recorded notebook, in a frozen build ------------------------------------------------------------------
 
 def frozen_notebook(source: Path) -> Path:

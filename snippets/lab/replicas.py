@@ -48,7 +48,7 @@ def processes() -> int:
 
 
 class _Worker:
-    """One fresh interpreter running ``python -m snippets.lab.replicas``: a JSON line in, a JSON line out."""
+    """One fresh interpreter running ``python -m snippets.lab.replica_worker``: a JSON line in, a JSON line out."""
 
     def __init__(self) -> None:
         from .store import PROJECT_ROOT
@@ -57,7 +57,7 @@ class _Worker:
         path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
         env.pop("PYTHONHASHSEED", None)  # each process its own hash seed, as a fresh run gets
-        self.process = subprocess.Popen([sys.executable, "-m", "snippets.lab.replicas"], cwd=PROJECT_ROOT, env=env,
+        self.process = subprocess.Popen([sys.executable, "-m", "snippets.lab.replica_worker"], cwd=PROJECT_ROOT, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
 
     def ask(self, request: dict) -> dict:
@@ -138,7 +138,7 @@ def measure(exp: Any, params: dict, digest: str, fingerprint: dict) -> dict:
     return value
 
 
-def _serve() -> None:
+def serve() -> None:
     """The worker's loop: one request per line on stdin, one reply per line on the real stdout (anything the
     experiment prints goes to stderr, the build's log)."""
     import importlib
@@ -164,6 +164,3 @@ def _serve() -> None:
             reply = {"error": f"{type(error).__name__}: {error}"}
         replies.write(json.dumps(reply) + "\n")
 
-
-if __name__ == "__main__":
-    _serve()

@@ -190,10 +190,20 @@ def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
     shares = [t.get("contention") for t in (numerator, denominator) if t.get("contention") is not None]
     a_processes, b_processes = numerator.get("processes"), denominator.get("processes")
     if a_processes and b_processes and len(a_processes) == len(b_processes) and len(a_processes) > 1:
-        out = _between_processes(a_processes, b_processes, confidence=confidence, resamples=resamples)
-    else:
-        out = _ratio(numerator, denominator, confidence=confidence, resamples=resamples)
-        out["processes"] = 1
+        pairs = list(zip(a_processes, b_processes))
+        steady = [(a, b) for a, b in pairs if not (a.get("drifted") or b.get("drifted"))]
+        # a process whose machine drifted is left out while three steady ones remain; otherwise all are kept, and
+        # the ratio is marked drifted
+        used = steady if len(steady) >= min(3, len(pairs)) else pairs
+        out = _between_processes([a for a, _ in used], [b for _, b in used], confidence=confidence,
+                                 resamples=resamples)
+        out["drifted"] = used is pairs and len(steady) < len(pairs)
+        out["drifted_processes_left_out"] = len(pairs) - len(used)
+        used_shares = [row.get("contention") for pair in used for row in pair if row.get("contention") is not None]
+        out["contention"] = max(used_shares) if used_shares else None
+        return out
+    out = _ratio(numerator, denominator, confidence=confidence, resamples=resamples)
+    out["processes"] = 1
     out["contention"] = max(shares) if shares else None
     out["drifted"] = bool(numerator.get("drifted") or denominator.get("drifted"))
     return out
@@ -251,13 +261,18 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
     shares = [row.get("contention") for pair in parts for row in pair if row.get("contention") is not None]
     flags = {"contention": max(shares) if shares else None,
              "drifted": any(row.get("drifted") for pair in parts for row in pair)}
-    if len(counts) == 1 and (k := counts.pop()) > 1:
+    if len(counts) == 1 and (total := counts.pop()) > 1:
+        steady = [p for p in range(total)
+                  if not any(row["processes"][p].get("drifted") for pair in parts for row in pair)]
+        used = steady if len(steady) >= min(3, total) else list(range(total))
         per_process = [sum(sum(part["processes"][p]["rounds"]) / sum(whole["processes"][p]["rounds"])
-                           for part, whole in parts) for p in range(k)]
+                           for part, whole in parts) for p in used]
+        k = len(per_process)
         centre = statistics.fmean(per_process)
         half = t_quantile(k - 1) * statistics.stdev(per_process) * math.sqrt(2 / k)
         return {"value": centre, "low": centre - half, "high": centre + half, "n": k, "processes": k,
-                "per_process": per_process, **flags}
+                "per_process": per_process, **flags, "drifted": len(steady) < min(3, total),
+                "drifted_processes_left_out": total - k}
     lengths = {len(row.get("rounds") or ()) for pair in parts for row in pair}
     if len(lengths) != 1 or (n := lengths.pop()) == 0:
         raise ValueError("a share's parts and wholes must be timed in the same rounds")
@@ -326,20 +341,32 @@ def reference_workload() -> Callable[[], Any]:
     return work
 
 
-def time_reference(work: Callable[[], Any], number: int | None = None) -> tuple[float, int]:
-    """Seconds per call of the reference ``work``: the median of 3 blocks of ``number`` calls (on first use, sized
-    to about 2 ms a block after one call), and the block size, to reuse."""
-    if number is None:
-        start = time.perf_counter()
-        work()
-        number = max(1, int(0.002 / max(time.perf_counter() - start, 1e-9)))
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(number):
+def time_reference(work: Callable[[], Any], number: int | None = None, blocks: int = 5) -> tuple[float, int]:
+    """Seconds per call of the reference ``work``: the fastest of ``blocks`` blocks of ``number`` calls, with the
+    garbage collector held off (the reference probes the machine's speed, not the collector), and the block size,
+    to reuse. On first use the block is sized to about 2 ms from three calls after a warm-up one. The fastest block
+    is robust to one interruption and still moves when the whole machine slows down."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if number is None:
             work()
-        times.append((time.perf_counter() - start) / number)
-    return statistics.median(times), number
+            calls = []
+            for _ in range(3):
+                start = time.perf_counter()
+                work()
+                calls.append(time.perf_counter() - start)
+            number = max(1, int(0.002 / max(statistics.median(calls), 1e-9)))
+        times = []
+        for _ in range(blocks):
+            start = time.perf_counter()
+            for _ in range(number):
+                work()
+            times.append((time.perf_counter() - start) / number)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return min(times), number
 
 
 def drifted(references: list[tuple[float, float]], limit: float = DRIFT_LIMIT) -> list[bool]:
@@ -513,7 +540,8 @@ def _pooled_timing(rows: list[dict]) -> dict:
         "max": max(row.get("max", row["median"]) for row in rows),
         "blocks": sum(row.get("blocks", 0) for row in rows), "runs": sum(row.get("runs", 0) for row in rows),
         "contention": max(shares) if shares else None,
-        "drifted": any(row.get("drifted", False) for row in rows),
+        # too few steady processes for an interval without them (``ratio`` leaves drifted ones out)
+        "drifted": sum(not row.get("drifted", False) for row in rows) < min(3, len(rows)),
         "busy_rounds_left_out": sum(row.get("busy_rounds_left_out", 0) for row in rows),
         "drift_rounds_left_out": sum(row.get("drift_rounds_left_out", 0) for row in rows),
         "processes": [{key: row[key] for key in TIMING_FIELDS if key in row} for row in rows],

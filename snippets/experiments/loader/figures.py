@@ -9,11 +9,13 @@ and every table whose ratios include a noisy one is followed by a warning naming
 
 from __future__ import annotations
 
+import html
 import inspect
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
+from snippets.lab import machines
 from snippets.lab.cache import Result
 from snippets.lab.i18n import t
 from snippets.lab.render import (COLORS, new_figure, noise_warning, percent_interval, ratio_interval, seconds,
@@ -77,17 +79,22 @@ MIN_BLOCKS_FOR_IQR = 4
 
 
 def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, Interval], *, label: str,
-                   baseline: str, extra: Sequence[str] = ()) -> str:
+                   baseline: str, extra: Sequence[str] = (),
+                   intervals_of: Callable[[Result], dict[str, Interval]] | None = None) -> str:
     """Median, spread, and each row's ratio to the ``baseline`` row with its 95 % interval; the stamp; a noise
     warning if one of the ratios is too wide. ``intervals`` are by row label; ``extra`` columns are row keys. The
-    repeats column says how many fresh processes and rounds each was timed in."""
+    repeats column says how many fresh processes and rounds each was timed in. Given ``intervals_of`` (how
+    ``intervals`` are computed from a result), a ratio that a recorded machine of the same kind measured outside
+    this interval says so in its cell, with that machine's value (``same_kind_said``)."""
+    elsewhere = machines.disagreeing(result, intervals_of) if intervals_of is not None else {}
     by_rounds = any(row.get("rounds") for row in rows)
     by_processes = any(row.get("processes") for row in rows)
     repeats_header = "processes × rounds" if by_processes else "rounds" if by_rounds else "blocks"
     headers = [label, "median", "IQR", f"× {baseline} (95 % interval)", repeats_header, *extra]
     body = []
     for row in rows:
-        ratio = "1 (baseline)" if row["label"] == baseline else cell(ratio_interval(intervals[row["label"]]))
+        ratio = ("1 (baseline)" if row["label"] == baseline
+                 else cell(ratio_interval(intervals[row["label"]])) + same_kind_said(elsewhere.get(row["label"], ())))
         count = len(row["rounds"]) if by_rounds else row["blocks"]
         per_measurement = row["blocks"] / count if by_rounds else row["blocks"]
         spread = seconds(row["iqr"]) if per_measurement >= MIN_BLOCKS_FOR_IQR else "—"
@@ -104,6 +111,14 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
 # The question's timing
 
 
+def same_kind_said(found: Sequence[tuple[str, str, Interval]]) -> str:
+    """What recorded machines of this kind measured outside this build's interval, said beside the number:
+    `` · another host of this kind (epyc-2core, 2026-11-30): 11.8× (11.1–12.3)``; nothing when none did."""
+    return "".join('<span class="pitfalls-same-kind"> · '
+                   + t("another host of this kind ({label}, {date}): {value}", label=html.escape(label), date=date,
+                       value=cell(ratio_interval(interval))) + "</span>" for label, date, interval in found)
+
+
 def question_timing(result: Result) -> str:
     """Time per epoch of the five loaders, scaled to the question's run from the mean epoch (a total is a sum),
     with each run's last compared loss."""
@@ -112,7 +127,7 @@ def question_timing(result: Result) -> str:
     rows = [{**row, total: seconds(row.get("mean", row["median"]) * epochs), loss: f"{result['same'][row['label']]['final_loss']:.6g}"}
             for row in result["rows"]]
     return interval_table(result, rows, question_ratios(result), label="Loader", baseline="direct",
-                          extra=(total, loss))
+                          extra=(total, loss), intervals_of=question_ratios)
 
 
 def training_target(result: Result) -> dict:
@@ -162,7 +177,7 @@ def breakdown(result: Result) -> str:
     inside = [[row["label"], seconds(row["mean"]), cell(percent(shares[row["stage"]]))]
               for row in result["inside"] if row["stage"] != "whole"]
     total = sum(shares[key]["value"] for key in INSIDE_KEYS)
-    inside.append([f"**{whole['label']}**", f"**{seconds(whole['mean'])}**", f"**{total:.0%}**"])
+    inside.append([f"**{t(whole['label'])}**", f"**{seconds(whole['mean'])}**", f"**{total:.0%}**"])
     epoch = stage_row(result, "whole epoch")
     compared = [[row["label"], seconds(row["median"]),
                  cell(percent(shares[key])) if (key := _compared_key(row["label"])) else "—"]
@@ -172,7 +187,8 @@ def breakdown(result: Result) -> str:
                    "share of the epoch (95 % interval)"], inside)
             + f"\n{rounds}\n\n"
             + table([f"Timed on its own (N = {result['n']:,})", "median",
-                     f"against a whole epoch timed beside it, {seconds(epoch['median'])} (95 % interval)"], compared)
+                     t("against a whole epoch timed beside it, {time} (95 % interval)", time=seconds(epoch["median"]))],
+                    compared)
             + "\n" + stamp_line(result) + breakdown_noise(result))
 
 
@@ -183,9 +199,10 @@ def _compared_key(label: str) -> str | None:
 def _rounds_cell(row: dict) -> str:
     processes = row.get("processes")
     if processes:
-        return (f"*{len(processes)} fresh processes × {len(processes[0]['rounds'])} rounds of back-to-back epochs; "
-                "the rest is the whole minus the four stages.*")
-    return f"*{len(row['rounds'])} rounds of back-to-back epochs, in one process; the rest is the whole minus the four stages.*"
+        return t("*{processes} fresh processes × {rounds} rounds of back-to-back epochs; the rest is the whole minus "
+                 "the four stages.*", processes=len(processes), rounds=len(processes[0]["rounds"]))
+    return t("*{rounds} rounds of back-to-back epochs, in one process; the rest is the whole minus the four stages.*",
+             rounds=len(row["rounds"]))
 
 
 def stages_total(result: Result) -> dict:

@@ -71,9 +71,13 @@ def _steps_per_epoch(result: Result, batch_size: int) -> int:
     return next(r["steps_per_epoch"] for r in result["runs"] if r["batch_size"] == batch_size)
 
 
-@check("after the epoch budget, shuffled, the batch with the highest loss is larger than the one with the lowest, "
+@check("from every start, after the epoch budget, shuffled, the batch with the highest loss is larger than the one with the lowest, "
        "and its loss is more than 10× higher")
 def epochs_separate_batch_sizes(result: Result) -> tuple[bool, dict]:
+    return derive.across_starts(result, _epochs_separate_batch_sizes)
+
+
+def _epochs_separate_batch_sizes(result: dict) -> tuple[bool, dict]:
     epochs = result["epochs"]
     at = losses_at(result, "shuffled", lambda r: epochs * r["steps_per_epoch"])
     lo, hi = min(at, key=at.get), max(at, key=at.get)
@@ -83,8 +87,12 @@ def epochs_separate_batch_sizes(result: Result) -> tuple[bool, dict]:
              "ratio": at[hi] / at[lo]})
 
 
-@check("after the second-to-last step mark, shuffled, every batch size's loss is within 10% of the others'")
+@check("from every start, after the second-to-last step mark, shuffled, every batch size's loss is within 10% of the others'")
 def shuffled_steps_align(result: Result) -> tuple[bool, dict]:
+    return derive.across_starts(result, _shuffled_steps_align)
+
+
+def _shuffled_steps_align(result: dict) -> tuple[bool, dict]:
     mid = result["equal_steps"][-2]
     at = losses_at(result, "shuffled", lambda r: mid)
     spread = max(at.values()) / min(at.values())
@@ -93,8 +101,12 @@ def shuffled_steps_align(result: Result) -> tuple[bool, dict]:
              "loss_min": min(at.values()), "loss_max": max(at.values()), "samples_ratio": max(at) // min(at)})
 
 
-@check("at the last step mark, shuffled, the smallest batch has the highest loss")
+@check("from every start, at the last step mark, shuffled, the smallest batch has the highest loss")
 def smallest_batch_falls_behind(result: Result) -> tuple[bool, dict]:
+    return derive.across_starts(result, _smallest_batch_falls_behind)
+
+
+def _smallest_batch_falls_behind(result: dict) -> tuple[bool, dict]:
     last = result["equal_steps"][-1]
     at = losses_at(result, "shuffled", lambda r: last)
     smallest = min(at)
@@ -102,8 +114,12 @@ def smallest_batch_falls_behind(result: Result) -> tuple[bool, dict]:
             {"steps": last, "batch": smallest, "loss_smallest": at[smallest], "loss_best": min(at.values())})
 
 
-@check("at the last step mark, unshuffled, the loss falls with every increase of the batch size")
+@check("from every start, at the last step mark, unshuffled, the loss falls with every increase of the batch size")
 def unshuffled_loss_falls_with_batch(result: Result) -> tuple[bool, dict]:
+    return derive.across_starts(result, _unshuffled_loss_falls_with_batch)
+
+
+def _unshuffled_loss_falls_with_batch(result: dict) -> tuple[bool, dict]:
     last = result["equal_steps"][-1]
     at = losses_at(result, "sequential", lambda r: last)
     sizes = sorted(at)
@@ -111,8 +127,12 @@ def unshuffled_loss_falls_with_batch(result: Result) -> tuple[bool, dict]:
             {"steps": last, "losses": [[b, at[b]] for b in sizes]})
 
 
-@check("after one epoch, the smallest batch has a lower full-dataset loss than the largest")
+@check("from every start, after one epoch, the smallest batch has a lower full-dataset loss than the largest")
 def full_batch_behind_per_sample(result: Result) -> tuple[bool, dict]:
+    return derive.across_starts(result, _full_batch_behind_per_sample)
+
+
+def _full_batch_behind_per_sample(result: dict) -> tuple[bool, dict]:
     order = "shuffled" if "shuffled" in result["orders"] else "sequential"
     at = losses_at(result, order, lambda r: r["steps_per_epoch"])
     lo, hi = min(at), max(at)

@@ -14,6 +14,30 @@ from snippets.lab import timing
 from snippets.lab.cache import Result
 
 
+def starts(result: Result | dict) -> list[dict]:
+    """The curves result as each of its starts ran it, the page's own first: the same keys, with ``runs`` from
+    that start and ``start`` its [seed of the weights, seed of the shuffling]."""
+    value = result.value if isinstance(result, Result) else result
+    first = {**value, "start": [value.get("seed"), value.get("shuffle_seed")]}
+    return [first] + [{**value, "runs": other["runs"], "start": [other["seed"], other["shuffle_seed"]]}
+                      for other in value.get("others", ())]
+
+
+def across_starts(result: Result | dict, inner: Callable[[dict], tuple[bool, dict]]) -> tuple[bool, dict]:
+    """``inner`` (a condition on one start's curves) from every start: it holds when it holds from all of them.
+    The values are the page's start's, with ``starts`` (how many), ``failing_starts`` and, for each number, its
+    ``_min`` and ``_max`` over the starts: a claim quotes the range, not one start's luck."""
+    outcomes = [(view["start"], *inner(view)) for view in starts(result)]
+    failing = [start for start, holds, _ in outcomes if not holds]
+    values = dict(outcomes[0][2])
+    out = {**values, "starts": len(outcomes), "failing_starts": failing}
+    for key, value in values.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            numbers = [v[key] for _, _, v in outcomes if isinstance(v.get(key), (int, float))]
+            out[f"{key}_min"], out[f"{key}_max"] = min(numbers), max(numbers)
+    return not failing, out
+
+
 def runs(result: Result, order: str) -> list[dict]:
     """The runs of one batch order (``"sequential"`` or ``"shuffled"``), in batch-size order."""
     return [r for r in result["runs"] if r["order"] == order]
@@ -34,21 +58,16 @@ def losses_at(result: Result, order: str, step_of: Callable[[dict], int]) -> dic
     return found
 
 
-def step_costs(result: Result, order: str) -> dict[int, dict]:
-    """Training seconds per optimizer step by batch size, as a timing: the median over the run's epochs, and each
-    epoch's time per step (``samples``), from which ``snippets.lab.timing.ratio`` bootstraps an interval."""
-    found = {}
-    for run in runs(result, order):
-        per_step = [seconds / run["steps_per_epoch"] for seconds in run.get("epoch_seconds") or ()]
-        if per_step:
-            found[run["batch_size"]] = {"median": statistics.median(per_step), "samples": per_step}
-    return found
+def step_costs(result: Result) -> dict[int, dict]:
+    """What one optimizer step costs by batch size (a result of ``measure.step_cost``): each a timing, timed in
+    alternation with the others (in fresh processes), from which ``snippets.lab.timing.ratio`` computes intervals."""
+    return {row["batch_size"]: row for row in result["rows"]}
 
 
-def step_cost_ratio(result: Result, order: str) -> dict:
+def step_cost_ratio(result: Result) -> dict:
     """The dearest step against the cheapest (by median), with its 95 % interval: ``{"dearest", "cheapest",
     "ratio"}``, batch sizes and an interval."""
-    costs = step_costs(result, order)
+    costs = step_costs(result)
     cheapest = min(costs, key=lambda batch: costs[batch]["median"])
     dearest = max(costs, key=lambda batch: costs[batch]["median"])
     return {"cheapest": cheapest, "dearest": dearest, "ratio": timing.ratio(costs[dearest], costs[cheapest])}

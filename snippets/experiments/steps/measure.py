@@ -22,6 +22,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from snippets.lab import experiment, pick_device, progress
+from snippets.lab.timing import interleaved
 from snippets.step_budget import epochs_for_steps, steps_per_epoch, total_steps
 
 from .question import LR, N_SAMPLES, SEED, Net, initial_states, make_data
@@ -176,14 +177,17 @@ def step_arithmetic(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (
 # 2. Curves: loss against epochs, steps, samples and wall-clock
 
 
-@experiment(timing=True)
+@experiment(timing=True, fresh_processes=False)  # its times are drawn, never compared with an interval
 def curves(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 2048, 10_000), epochs: int = 20,
            min_steps: int = 400, orders: tuple[str, ...] = ("sequential", "shuffled"), lr: float = LR,
            seed: int = SEED, shuffle_seed: int = 0, equal_steps: tuple[int, ...] = (20, 100, 400),
-           fit_points: int = 201) -> dict:
+           fit_points: int = 201,
+           other_starts: tuple[tuple[int, int], ...] = ((0, 1), (1, 2), (2, 3), (3, 4))) -> dict:
     """Every batch size from the same initial weights, for max(``epochs`` epochs, ``min_steps`` steps).
 
-    The full batch is the same computation in any order, so its run is shared by all orders.
+    The full batch is the same computation in any order, so its run is shared by all orders. The same runs again
+    from each of ``other_starts`` (seed of the weights, seed of the shuffling), losses kept at the marks the
+    claims read only: a claim about the curves must hold from every start, not from one.
     """
     device = pick_device()
     x, y = make_data(n_samples, device)
@@ -205,14 +209,69 @@ def curves(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 
                      "shared": False, "records": out["records"], "steps": out["steps"],
                      "samples": out["samples"], "seconds": out["seconds"], "epoch_seconds": out["epoch_seconds"],
                      "predictions": out["predictions"]})
-    for order in orders[1:]:
-        for run in [r for r in runs if r["order"] == orders[0] and r["batch_size"] >= n_samples]:
-            runs.append({**run, "order": order, "shared": True})
+    _share_full_batch(runs, orders, n_samples)
+    others = []
+    for weights_seed, shuffling_seed in progress(other_starts, "steps: curves from other starts"):
+        start, _ = initial_states(weights_seed, n_samples=n_samples)
+        start_runs = []
+        for order, batch_size in plan:
+            per_epoch = steps_per_epoch(n_samples, batch_size)
+            run_epochs = max(epochs, epochs_for_steps(min_steps, n_samples, batch_size))
+            marks = {per_epoch, epochs * per_epoch, min_steps, *equal_steps} & set(range(1, run_epochs * per_epoch + 1))
+            out = train(start, x, y, batch_size=batch_size, epochs=run_epochs, lr=lr, order=order,
+                        shuffle_seed=shuffling_seed, checkpoints=marks)
+            start_runs.append({"order": order, "batch_size": batch_size, "steps_per_epoch": per_epoch,
+                               "epochs": run_epochs, "shared": False, "records": out["records"]})
+        _share_full_batch(start_runs, orders, n_samples)
+        others.append({"seed": weights_seed, "shuffle_seed": shuffling_seed, "runs": start_runs})
     with torch.no_grad():
         fit_x = x[predict_index].squeeze(1).tolist()
     return {"n_samples": n_samples, "epochs": epochs, "min_steps": min_steps, "orders": list(orders),
             "batch_sizes": list(batch_sizes), "equal_steps": list(equal_steps), "lr": lr, "runs": runs,
-            "fit_x": fit_x, "device": str(device)}
+            "seed": seed, "shuffle_seed": shuffle_seed, "others": others, "fit_x": fit_x, "device": str(device)}
+
+
+def _share_full_batch(runs: list[dict], orders: tuple[str, ...], n_samples: int) -> None:
+    """The full batch is the same computation in every order: its run in the first order stands for all."""
+    for order in orders[1:]:
+        for run in [r for r in runs if r["order"] == orders[0] and r["batch_size"] >= n_samples]:
+            runs.append({**run, "order": order, "shared": True})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 2b. What a step costs
+
+
+@experiment(timing=True)
+def step_cost(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 2048, 10_000), lr: float = LR,
+              seed: int = SEED, rounds: int = 5, min_run_time: float = 0.4) -> dict:
+    """What one optimizer step of the question's loop costs at each batch size of the curves: from the curves'
+    start, Adam, one step on a batch of that many samples (a slice of the data), the batch sizes timed in
+    alternation, ``rounds`` rounds, the garbage collector on."""
+    device = pick_device()
+    x, y = make_data(n_samples, device)
+    init, _ = initial_states(seed, n_samples=n_samples)
+    criterion = nn.MSELoss()
+
+    def stepper(batch_size: int) -> Callable[[], None]:
+        model = _model(init, device)
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        x_batch, y_batch = x[:batch_size], y[:batch_size]
+
+        def step() -> None:
+            optimizer.zero_grad()
+            criterion(model(x_batch), y_batch).backward()
+            optimizer.step()
+
+        return step
+
+    steps = {f"batch {size}": stepper(size) for size in batch_sizes}
+    timings = interleaved(steps, rounds=rounds, min_run_time=min_run_time, block_time=0.005, device=device)
+    kept = ("median", "mean", "iqr", "min", "max", "blocks", "runs", "rounds", "contention", "busy_rounds_left_out",
+            "drift_rounds_left_out", "drifted", "reference")
+    return {"n_samples": n_samples, "batch_sizes": list(batch_sizes), "device": str(device),
+            "rows": [{"label": label, "batch_size": size, **{k: timings[label][k] for k in kept if k in timings[label]}}
+                     for size, label in zip(batch_sizes, steps)]}
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -410,7 +469,7 @@ def gradient_noise(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (8
 @experiment()
 def lr_sweep(n_samples: int = N_SAMPLES, base_batch: int = 64, multiples: tuple[int, ...] = (1, 2, 4, 8, 16),
              lrs: tuple[float, ...] = tuple(LR * 2 ** i for i in range(3, 11)), epochs: int = 2,
-             seeds: tuple[int, ...] = (0, 1, 2), tail_points: int = 8, order: str = "shuffled",
+             seeds: tuple[int, ...] = (0, 1, 2, 3, 4), tail_points: int = 8, order: str = "shuffled",
              threads: int = 1) -> dict:
     """Adam at equal samples: for each batch size ``base_batch × k``, each seed and each learning rate of the grid,
     the full-dataset loss at ``tail_points`` evenly spaced steps of the run's second half (the last step included).
