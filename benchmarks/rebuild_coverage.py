@@ -3,7 +3,7 @@
 Builds a throwaway copy of the project (with a copy of the caches, so that only the timing experiments run, each
 in its fresh processes) twice, in English, and pairs the ratios and shares the two builds print on each page
 (``7.7× (7.4–8.1)``, ``61% (58–64)``, in page order; what a recorded machine of the same kind measured, said
-beside a number, is left out). For each page and in all it reports how many of the second build's values lie
+beside a number, is left out, and a quantity quoted in several places counts once). For each page and in all it reports how many of the second build's values lie
 inside the first build's printed intervals, how many of the first build's lie inside the second's, and how many
 intervals overlap. Target on a quiet machine: at least 95 % both ways.
 
@@ -50,8 +50,9 @@ def values(html: str) -> list[tuple[float, float, float]]:
 
 
 def coverage(first: list[tuple], second: list[tuple]) -> dict:
-    """Of the pairs (in order): the second's value inside the first's interval, the reverse, and overlaps."""
-    pairs = list(zip(first, second))
+    """Of the pairs (in order): the second's value inside the first's interval, the reverse, and overlaps. A
+    quantity quoted in several places (a summary repeating a table's number) counts once."""
+    pairs = list(dict.fromkeys(zip(first, second)))
     inside = sum(a[1] <= b[0] <= a[2] for a, b in pairs)
     back = sum(b[1] <= a[0] <= b[2] for a, b in pairs)
     overlap = sum(not (a[2] < b[1] or b[2] < a[1]) for a, b in pairs)

@@ -416,7 +416,7 @@ def test_a_checked_sentence_states_the_bound_that_was_checked(name):
     text = measured(values, key, percent=percent)
     bound = f"{values['threshold'] * 100:g}%" if percent else f"{values['threshold']:g}×"
     word = "more than" if values["relation"] == ">" else "less than"
-    assert text.startswith(f"{word} {bound} (measured "), text
+    assert text.endswith(f"; checked: {word} {bound})") or text.endswith(f"(checked: {word} {bound})"), text
     assert "noisy" not in text
     interval = {"value": values[key], "low": values["low"], "high": values["high"]}
     assert decide(interval, values["relation"], values["threshold"]) is outcome.holds

@@ -202,22 +202,33 @@ def test_say_takes_a_check_outcome_only(on_page):
 # ---- undecided (timing checks) -----------------------------------------------------------------------------------
 
 
-def test_an_undecided_claim_shows_its_interval():
+def test_an_undecided_claim_says_why():
     outcome = Check("p.c", 'ratio > 3 "x"', None, {"ratio": 2.5, "low": 1.5, "high": 3.5})
     text = say(outcome, "It is {ratio}")
-    tip = ("Undecided on this machine: whether ratio &gt; 3 &quot;x&quot; cannot be told apart from noise. Measured: "
-           "ratio = 2.5, low = 1.5, high = 3.5. Re-measure on a quiet machine: REFRESH=timing make build.")
+    tip = ("Undecided on this machine: whether ratio &gt; 3 &quot;x&quot; cannot be told, its interval reaches both "
+           "sides of the threshold. Measured: ratio = 2.5, low = 1.5, high = 3.5. Re-measure on a quiet machine: "
+           "REFRESH=timing make build.")
     assert text.startswith('<span class="pitfalls-claim pitfalls-claim--undecided" tabindex="0" role="button" '
                            'aria-expanded="false" aria-describedby="claim-tip-')
-    assert f'data-check="p.c">It is 2.5 <em>— undecided on this machine (95 % interval 1.5 to 3.5)' \
-           f'</em></span><span class="pitfalls-claim__tip" id="claim-tip-' in text
+    assert ('data-check="p.c">It is 2.5 <em>— undecided on this machine: its interval reaches both sides of the '
+            'threshold</em></span><span class="pitfalls-claim__tip" id="claim-tip-') in text
     assert text.endswith(f'hidden>{tip}</span>')
 
 
 @pytest.mark.parametrize("low, high", [(None, 3.5), (1.5, None), (None, None)])
 def test_an_undecided_claim_without_an_interval_says_why(low, high):
     text = say(Check("p.c", "ratio > 3", None, {"ratio": 2.5, "low": low, "high": high}), "It is {ratio}")
-    assert "It is 2.5 <em>— undecided on this machine (too few repeats for an interval)</em></span>" in text
+    assert "It is 2.5 <em>— undecided on this machine: too few repeats for an interval</em></span>" in text
+
+
+@pytest.mark.parametrize("values, why", [
+    ({"drifted": True, "contention": 0.5}, "the machine's speed drifted while it was measured"),
+    ({"drifted": False, "contention": 0.4}, "other programs used 40% of the CPU while it was measured"),
+])
+def test_an_interval_clear_of_its_threshold_that_decided_nothing_says_what_did(values, why):
+    """14× (12–15) against a bound of 3×: not noise; the machine drifted, or was busy, and the claim says which."""
+    text = say(Check("p.c", "ratio > 3", None, {"ratio": 14.0, "low": 12.0, "high": 15.0, **values}), "It is {ratio}")
+    assert f"<em>— undecided on this machine: {why}</em>" in text
 
 
 def test_timing_checks_say_so_and_may_be_undecided(registry):

@@ -75,10 +75,13 @@ def _steady_reference(monkeypatch):
 
 
 def _fake_measure(medians):
-    stream = iter(medians)
+    """``measure`` scripted: ``medians`` lists each round's (base, other) in turn; each function (which returns
+    its name) gets its own, whatever order a round runs them in."""
+    values = list(medians)
+    streams = {"base": iter(values[0::2]), "other": iter(values[1::2])}
 
     def measure(fn, **kwargs):
-        value = next(stream)
+        value = next(streams[fn()])
         return {"median": value, "mean": value, "iqr": 0.0, "min": value, "max": value, "blocks": 3, "runs": 3,
                 "samples": [value] * 3}
     return measure
@@ -168,7 +171,7 @@ def test_busy_rounds_are_left_out_when_enough_quiet_ones_remain(monkeypatch):
     medians = [1.0, 2.0, 1.0, 5.0, 1.0, 2.0, 1.0, 5.0, 1.0, 2.0, 1.0, 2.0]
     monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
     _fake_contention(monkeypatch, [0.0, 0.6, 0.02, 0.5, 0.0, 0.01])
-    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=6, min_run_time=0.0)
+    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=6, min_run_time=0.0)
     assert result["other"]["rounds"] == [2.0, 2.0, 2.0, 2.0] and result["other"]["busy_rounds_left_out"] == 2
     assert result["other"]["contention"] == pytest.approx(0.03 / 4)
     interval = timing.ratio(result["other"], result["base"])
@@ -179,13 +182,13 @@ def test_a_machine_busy_throughout_keeps_every_round_and_says_so(monkeypatch):
     medians = [1.0, 5.0] * 3 + [1.0, 2.0] * 3
     monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
     _fake_contention(monkeypatch, [0.5, 0.6, 0.4, 0.0, 0.0, 0.0])
-    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=6, min_run_time=0.0)
+    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=6, min_run_time=0.0)
     # three quiet rounds are enough (min(rounds, 3)): the busy half is left out
     assert result["other"]["rounds"] == [2.0, 2.0, 2.0] and result["other"]["contention"] == 0.0
     medians = [1.0, 5.0] * 4
     monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
     _fake_contention(monkeypatch, [0.5, 0.6, 0.0, 0.4])
-    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=4, min_run_time=0.0)
+    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=4, min_run_time=0.0)
     assert len(result["other"]["rounds"]) == 4 and result["other"]["busy_rounds_left_out"] == 0
     assert result["other"]["contention"] == pytest.approx(0.375)
     interval = timing.ratio(result["other"], result["base"])
@@ -195,7 +198,7 @@ def test_a_machine_busy_throughout_keeps_every_round_and_says_so(monkeypatch):
 def test_rounds_too_short_to_judge_are_judged_together(monkeypatch):
     monkeypatch.setattr(timing, "measure", _fake_measure(iter([1.0, 2.0] * 3)))
     _fake_contention(monkeypatch, [None, None, None, 0.3])  # three rounds, then the whole run
-    result = timing.interleaved({"base": lambda: None, "other": lambda: None}, rounds=3, min_run_time=0.0)
+    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=3, min_run_time=0.0)
     assert result["base"]["contention"] == 0.3 and result["base"]["busy_rounds_left_out"] == 0
 
 
@@ -205,6 +208,11 @@ def test_the_home_page_states_the_noise_rules_the_lab_applies():
     page = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
     assert f"more than ±{timing.NOISE_TOLERANCE:.0%}".replace("%", " %") in page
     assert f"used more\n  than {timing.CONTENTION_LIMIT:.0%}".replace("%", " %") in page
+    assert f"moved by more than {timing.DRIFT_LIMIT:.0%}".replace("%", " %") in page
+    from snippets.lab import replicas
+
+    words = {5: "five", 3: "three", 4: "four", 6: "six", 8: "eight", 10: "ten"}
+    assert f"runs in {words[replicas.DEFAULT_PROCESSES]} separate Python processes" in page
 
 
 def test_contention_boundaries():

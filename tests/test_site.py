@@ -219,3 +219,23 @@ def test_the_footer_names_the_project_and_its_licence_in_the_pages_language(buil
     assert footer, f"{page}: no footer line"
     text = re.sub(r"\s+", " ", footer.group(1)).strip()
     assert text == f"PyTorch pitfalls, measured · {words}", "without REPO_URL: no link, and no report link"
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_no_checked_sentence_is_also_marked_not_a_finding(built_site, page):
+    """A ✓ sentence states the bound it checked; it is never also marked noisy (not a finding) inside it."""
+    html = (built_site / page).read_text(encoding="utf-8")
+    checked = re.findall(r'<span class="pitfalls-claim" [^>]*>(.*?)</span><span class="pitfalls-claim__tip"', html,
+                         flags=re.S)
+    marked = [re.sub(r"<[^>]+>", "", text) for text in checked if ", noisy" in text or "有噪声" in text]
+    assert not marked, f"{page}: checked sentences that also say their value is noisy: {marked}"
+
+
+@pytest.mark.parametrize("page", ["loader-overhead/index.html", "zh/loader-overhead/index.html"])
+def test_each_timing_claim_states_its_bound_beside_its_value(built_site, page):
+    html = (built_site / page).read_text(encoding="utf-8")
+    claims = re.findall(r'<span class="pitfalls-claim[^"]*" [^>]*data-check="loader\.[^"]+"[^>]*>(.*?)</span>'
+                        r'<span class="pitfalls-claim__tip"', html, flags=re.S)
+    timed = [re.sub(r"<[^>]+>", "", c) for c in claims if "×" in c or "%" in c]
+    stated = [c for c in timed if re.search(r"(checked: (more|less) than|校验：)[^)）]*?[\d.,]+[×%]", c)]
+    assert timed and len(stated) >= 10, f"{page}: {len(stated)} of {len(timed)} timing claims state their bound"

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from . import context, i18n, machines
 from .cache import Result
 from .i18n import t
+from .timing import CONTENTION_LIMIT
 
 
 class ClaimError(AssertionError):
@@ -127,13 +128,11 @@ def say(outcome: Check, sentence: str) -> str:
     others = _on_other_machines(outcome)
     source = _provenance(outcome)
     if outcome.holds is None:
-        low, high = outcome.values.get("low"), outcome.values.get("high")
-        interval = (t(" (95 % interval {low} to {high})", low=show_value(low), high=show_value(high))
-                    if low is not None and high is not None else t(" (too few repeats for an interval)"))
-        tip = t("Undecided on this machine: whether {condition} cannot be told apart from noise. Measured: "
+        why = _undecided_because(outcome.values)
+        tip = t("Undecided on this machine: whether {condition} cannot be told, {why}. Measured: "
                 "{measured}.{source} Re-measure on a quiet machine: REFRESH=timing make build.",
-                condition=t(outcome.condition), measured=outcome.measured(), source=source)
-        return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}{interval}</em>", tip,
+                condition=t(outcome.condition), why=why, measured=outcome.measured(), source=source)
+        return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}: {why}</em>", tip,
                        "pitfalls-claim pitfalls-claim--undecided") + others
     if not outcome.holds:
         message = (f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
@@ -149,6 +148,18 @@ def say(outcome: Check, sentence: str) -> str:
     tip = t("Checked when this page was built: {condition}. Measured: {measured}.{source}",
             condition=t(outcome.condition), measured=outcome.measured(), source=source)
     return _marked(outcome, text, tip, "pitfalls-claim") + others
+
+
+def _undecided_because(values: dict) -> str:
+    """Why a timing check decided nothing, in the page's language: the machine drifted or was busy while it was
+    measured, there was no interval, or the interval straddles the threshold (the sentence shows it)."""
+    if values.get("drifted"):
+        return t("the machine's speed drifted while it was measured")
+    if values.get("contention") is not None and values["contention"] > CONTENTION_LIMIT:
+        return t("other programs used {share} of the CPU while it was measured", share=f"{values['contention']:.0%}")
+    if values.get("low") is None or values.get("high") is None:
+        return t("too few repeats for an interval")
+    return t("its interval reaches both sides of the threshold")
 
 
 def _marked(outcome: Check, text: str, tip: str, classes: str) -> str:

@@ -445,20 +445,24 @@ def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
     ``ratio_interval`` writes it: ``10× (9.4–10.7)``, or with ``percent`` a share in percent, ``91% (83–93)``.
 
     When the check states the bound it decided on (``relation`` and ``threshold``, as ``judged`` returns them), the
-    bound comes first and the value after it: ``more than 3× (measured 10× (9.4–10.7))``; a claim then says exactly
-    what was checked, and its value is not marked noisy (the bound is the finding, decided by the whole interval)."""
+    bound follows the interval inside its brackets: ``10× (9.4–10.7; checked: more than 3×)``; a claim then says
+    exactly what was checked, and its value is not marked noisy (the bound is the finding, decided by the whole
+    interval)."""
     if key not in values:
         raise KeyError(f"the check measured no {key!r}; it measured: {', '.join(values) or 'nothing'}")
     interval = {"value": values[key], "low": values.get("low"), "high": values.get("high")}
     relation, threshold = values.get("relation"), values.get("threshold")
     if relation is None or threshold is None:
         return percent_interval(interval) if percent else ratio_interval(interval)
-    shown = percent_interval(interval, flag=False) if percent else ratio_interval(interval, flag=False)
-    bound = f"{threshold * 100:g}%" if percent else f"{threshold:g}×"
     if relation not in (">", "<"):
         raise ValueError(f"a bound's relation is '>' or '<', got {relation!r}")
-    said = t("more than {bound}", bound=bound) if relation == ">" else t("less than {bound}", bound=bound)
-    return said + " " + t("(measured {value})", value=shown)
+    shown = percent_interval(interval, flag=False) if percent else ratio_interval(interval, flag=False)
+    bound = f"{threshold * 100:g}%" if percent else f"{threshold:g}×"
+    checked = (t("checked: more than {bound}", bound=bound) if relation == ">"
+               else t("checked: less than {bound}", bound=bound))
+    if shown.endswith(")"):  # 14× (12–15) → 14× (12–15; checked: more than 3×)
+        return shown[:-1] + t("; {checked})", checked=checked)
+    return shown + " " + t("({checked})", checked=checked)
 
 
 def noise_warning(noisy: Sequence[tuple]) -> str:
@@ -470,15 +474,18 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
     from .timing import CONTENTION_LIMIT, NOISE_TOLERANCE, contended, relative_spread
 
     lines = [f'!!! warning "{t("Noisy measurement on this machine")}"',
-             "    " + t("These ratios are not findings: they vary by more than ±{tolerance} across the repeated "
-                        "rounds, or other programs used more than {limit} of the machine's CPU time while "
-                        "they were measured (which changes what is measured, not only its spread).",
+             "    " + t("These ratios are not findings: the range a rebuild would give is wider than ±{tolerance} "
+                        "(they vary that much between processes and rounds), other programs used more than {limit} "
+                        "of the machine's CPU time while they were measured (which changes what is measured, not "
+                        "only its spread), or the machine's speed drifted while they were measured.",
                         tolerance=f"{NOISE_TOLERANCE:.0%}", limit=f"{CONTENTION_LIMIT:.0%}"), ""]
     for name, interval, *share in noisy:
         spread = relative_spread(interval)
         shown = t("no interval (too few repeats)") if math.isinf(spread) else t("spread ±{spread}", spread=f"{spread:.0%}")
         if contended(interval.get("contention")):
             shown += t("; other programs used {share} of the CPU", share=f"{interval['contention']:.0%}")
+        if interval.get("drifted"):
+            shown += t("; the machine's speed drifted")
         # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
         lines.append(f"    - {t(name)}: {value}, {shown}")

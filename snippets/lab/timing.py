@@ -159,9 +159,11 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
 
 
-# Student's t, two-sided 95 %, by degrees of freedom (beyond 30: the normal's 1.96 is within 4 %).
+# Student's t, two-sided 95 %, by degrees of freedom up to 32 (as many processes as PITFALLS_PROCESSES allows);
+# beyond, the normal's 1.96 (within 4 %).
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+         2.040, 2.037)
 
 
 def t_quantile(df: int) -> float:
@@ -178,8 +180,9 @@ def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
     Timings measured in several fresh processes (``pooled``: both carry ``processes``) give one ratio per process
     (paired round by round inside it); the value is their geometric mean and the interval a 95 % *prediction*
     interval for the value a rebuild with as many new processes gets: on the log scale, mean ± t · s · √(2/k) for
-    k processes with standard deviation s. That is where a re-measurement on this machine lands 95 times in 100,
-    which is what a reader takes an interval to mean; it is √2 wider than a confidence interval for the mean.
+    k processes with standard deviation s: the range a rebuild's value should fall in if the machine behaves as
+    it did while these processes ran, which is what a reader takes an interval to mean; it is √2 wider than a
+    confidence interval for the mean.
 
     Within one process only (no ``processes``): timings from ``interleaved`` give the median of the per-round
     ratios, bootstrapped over rounds (paired); otherwise the blocks of each timing are resampled independently.
@@ -252,8 +255,9 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
     rounds (a stage and the epoch it was timed inside). Additive, unlike ``ratio``: in each process a pair's
     share is its part's total time over its whole's, and a share is the mean of the processes' shares, so the
     shares of the stages of one epoch add up to its whole, remainder included. The interval is the same 95 %
-    prediction interval as ``ratio``'s, on the share itself, and never clipped: a share whose interval reaches past
-    100 % says that the parts were not timed inside the whole. Within one process only: bootstrapped over rounds.
+    prediction interval as ``ratio``'s, on the share itself, and never clipped (with few processes a linear interval
+    can reach past 100 % by arithmetic alone: it is shown as it is). Within one process only: bootstrapped over
+    rounds.
     Returns ``{"value", "low", "high", "n", "processes", "contention", "drifted"}``."""
     if not parts:
         raise ValueError("a share needs at least one (part, whole) pair")
@@ -386,8 +390,8 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
                 block_time: float = 0.02, repeats: int = 3, device: torch.device | None = None) -> dict[str, dict]:
     """Time several functions in alternation, so that a slow moment on a shared machine hits them all.
 
-    Each round runs ``measure`` on every function in turn (warmed up in the first round only; later rounds keep
-    its block size), between two timings of a fixed reference workload (``reference_workload``). A function's
+    Each round runs ``measure`` on every function in turn, the order rotated by one each round (warmed up in the
+    first round only; later rounds keep its block size), between two timings of a fixed reference workload (``reference_workload``). A function's
     ``median`` is the median of its rounds' medians, its ``mean`` the mean of its rounds' means, its ``iqr`` the
     median of its rounds' IQRs, and ``rounds`` keeps the medians of the rounds, from which ``ratio`` computes
     paired intervals. The number of rounds is fixed in advance: it never depends on what was measured.
@@ -415,7 +419,10 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
     for _ in range(rounds):
         before = cpu_snapshot()
         start = timed_reference()
-        for name, fn in functions.items():
+        names = list(functions)
+        shift = len(timings[names[0]]) % len(names)  # each round starts with another function: no function always
+        for name in names[shift:] + names[:shift]:  # follows the same one (and pays for the garbage it left)
+            fn = functions[name]
             known = timings[name][0].get("number") if timings[name] else None
             timings[name].append(measure(fn, repeats=repeats, min_run_time=min_run_time / rounds,
                                          block_time=block_time, device=device, number=known))

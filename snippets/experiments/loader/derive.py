@@ -73,9 +73,12 @@ def judged(interval: Interval, relation: str, threshold: float, key: str = "rati
     """A timing check's outcome and values: ``value <relation> threshold`` decided from the whole interval
     (``timing.decide``), and the value, its interval and the bound checked (``relation``, ``threshold``), which
     the sentence states beside the value (``render.measured``)."""
-    return timing.decide(interval, relation, threshold), {
-        key: interval["value"], "low": interval["low"], "high": interval["high"], "relation": relation,
-        "threshold": threshold}
+    values = {key: interval["value"], "low": interval["low"], "high": interval["high"], "relation": relation,
+              "threshold": threshold}
+    decided = timing.decide(interval, relation, threshold)
+    if decided is None:  # why it decided nothing: the claim says so
+        values.update(drifted=bool(interval.get("drifted")), contention=interval.get("contention"))
+    return decided, values
 
 
 def noisy(named: list[tuple]) -> list[tuple]:

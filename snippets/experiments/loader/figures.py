@@ -174,17 +174,18 @@ def breakdown(result: Result) -> str:
     shares = breakdown_shares(result)
     whole = inside_row(result, "whole")
     rounds = _rounds_cell(whole)
-    inside = [[row["label"], seconds(row["mean"]), cell(percent(shares[row["stage"]]))]
+    inside = [[row["label"], seconds(row["mean"]), seconds(row["median"]), cell(percent(shares[row["stage"]]))]
               for row in result["inside"] if row["stage"] != "whole"]
     total = sum(shares[key]["value"] for key in INSIDE_KEYS)
-    inside.append([f"**{t(whole['label'])}**", f"**{seconds(whole['mean'])}**", f"**{total:.0%}**"])
+    inside.append([f"**{t(whole['label'])}**", f"**{seconds(whole['mean'])}**", f"**{seconds(whole['median'])}**",
+                   f"**{total:.0%}**"])
     epoch = stage_row(result, "whole epoch")
     compared = [[row["label"], seconds(row["median"]),
                  cell(percent(shares[key])) if (key := _compared_key(row["label"])) else "—"]
                 for row in result["stages"]]
     compared[0][2] = "100% (baseline)"
     return (table([f"Stage, timed inside one DataLoader epoch (N = {result['n']:,}, full batch)", "mean",
-                   "share of the epoch (95 % interval)"], inside)
+                   "median of the rounds", "share of the epoch (95 % interval, from the means)"], inside)
             + f"\n{rounds}\n\n"
             + table([f"Timed on its own (N = {result['n']:,})", "median",
                      t("against a whole epoch timed beside it, {time} (95 % interval)", time=seconds(epoch["median"]))],
@@ -199,10 +200,13 @@ def _compared_key(label: str) -> str | None:
 def _rounds_cell(row: dict) -> str:
     processes = row.get("processes")
     if processes:
-        return t("*{processes} fresh processes × {rounds} rounds of back-to-back epochs; the rest is the whole minus "
-                 "the four stages.*", processes=len(processes), rounds=len(processes[0]["rounds"]))
-    return t("*{rounds} rounds of back-to-back epochs, in one process; the rest is the whole minus the four stages.*",
-             rounds=len(row["rounds"]))
+        return t("*{processes} processes × {rounds} rounds of back-to-back epochs; the rest is the whole minus the "
+                 "four stages, so the shares add up to 100 % by construction. The means include the garbage "
+                 "collector's collections, which land in some rounds and not others: that is why a mean can sit "
+                 "well above the median, here and against the whole epoch timed on its own below.*",
+                 processes=len(processes), rounds=len(processes[0]["rounds"]))
+    return t("*{rounds} rounds of back-to-back epochs, in one process; the rest is the whole minus the four stages, "
+             "so the shares add up to 100 % by construction.*", rounds=len(row["rounds"]))
 
 
 def stages_total(result: Result) -> dict:

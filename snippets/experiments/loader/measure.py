@@ -248,7 +248,7 @@ INSIDE_STAGES = {
     "sampler": "sampler: the list of indices",
     "indexing": "dataset[i] for each of the N samples",
     "collate": "default_collate: stack the N samples",
-    "remainder": "the rest: DataLoader's own machinery between them",
+    "remainder": "the rest: freeing the N samples, DataLoader's __next__ bookkeeping, the clock's own reads",
 }
 WHOLE_INSIDE = "the whole epoch, with the clock inside it"
 

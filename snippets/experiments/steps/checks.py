@@ -84,7 +84,12 @@ def _epochs_separate_batch_sizes(result: dict) -> tuple[bool, dict]:
     return (at[hi] > 10 * at[lo] and lo < hi,
             {"epochs": epochs, "loss_lo": at[lo], "batch_lo": lo, "steps_lo": epochs * _steps_per_epoch(result, lo),
              "loss_hi": at[hi], "batch_hi": hi, "steps_hi": epochs * _steps_per_epoch(result, hi),
-             "ratio": at[hi] / at[lo]})
+             "ratio": at[hi] / at[lo], "ratio_rounded": _two_figures(at[hi] / at[lo])})
+
+
+def _two_figures(value: float) -> float:
+    """``value`` to two significant figures (31,070 → 31,000): a ratio of losses is no more precise than that."""
+    return round(value, 1 - math.floor(math.log10(abs(value)))) if value else 0.0
 
 
 @check("from every start, after the second-to-last step mark, shuffled, every batch size's loss is within 10% of the others'")
