@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from conftest import ROOT
 from snippets.lab import cache, code, environment, replicas, timing
 
 
@@ -34,6 +35,11 @@ def timed_package(tmp_path, monkeypatch):
             return {"row": {"label": "t", "median": rounds[0], "mean": rounds[0], "rounds": rounds},
                     "base": {"label": "b", "median": 1.0, "mean": 1.0, "rounds": [1.0, 1.0, 1.0]},
                     "x": x, "parent": os.getppid()}
+
+
+        @experiment(timing=True)
+        def other() -> dict:
+            return {"row": {"label": "o", "median": 2.0, "mean": 2.0, "rounds": [2.0, 2.0, 2.0]}}
 
 
         @experiment(timing=True)
@@ -96,7 +102,7 @@ def test_the_number_of_processes_keys_the_result(monkeypatch, timed_package):
 
 def test_an_error_in_a_fresh_process_names_the_process_and_the_error(monkeypatch, timed_package):
     monkeypatch.setenv("PITFALLS_PROCESSES", "2")
-    with pytest.raises(cache.ExperimentError, match=r"broken\(\) raised ReplicaError: in fresh process 1 of 2: "
+    with pytest.raises(cache.ExperimentError, match=r"broken\(\) raised ReplicaError: in process 1 of 2: "
                                                     r"ValueError: no good"):
         cache.run(timed_package.broken)
 
@@ -120,3 +126,63 @@ def test_a_worker_that_died_is_replaced(monkeypatch, timed_package):
     replicas._workers[0].process.kill()
     replicas._workers[0].process.wait()
     assert cache.run(timed_package.timed, x=6).value["processes"] == 2
+
+
+def test_prefetch_measures_the_timing_experiments_with_their_processes_taking_turns(monkeypatch, caplog,
+                                                                                    timed_package):
+    """Process 1 measures every experiment, then process 2: one experiment's processes are spread over the pass.
+    A page then finds the result measured by this build (not a cache hit), and nothing is measured twice."""
+    import logging
+
+    monkeypatch.setenv("PITFALLS_PROCESSES", "2")
+    monkeypatch.setattr(cache, "page_experiments", lambda: [timed_package.timed, timed_package.other])
+    with caplog.at_level(logging.INFO, logger="mkdocs.plugins.pitfalls"):
+        assert cache.prefetch() == ["replicatestpkg.exp.timed", "replicatestpkg.exp.other"]
+    turns = [r.getMessage().split(": ", 1)[1] for r in caplog.records if "timing, process" in r.getMessage()]
+    assert turns == ["timing, process 1 of 2: replicatestpkg.exp.timed", "timing, process 1 of 2: replicatestpkg.exp.other",
+                     "timing, process 2 of 2: replicatestpkg.exp.timed", "timing, process 2 of 2: replicatestpkg.exp.other"]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="mkdocs.plugins.pitfalls"):
+        result = cache.run(timed_package.timed)
+    assert not result.cached and result.value["processes"] == 2, "measured by this build, before its page"
+    assert not any("running" in r.getMessage() for r in caplog.records), "and not measured again"
+    assert cache.prefetch() == [], "a second pass finds everything in the cache"
+
+
+def test_prefetch_leaves_an_experiment_that_fails_to_its_page(monkeypatch, timed_package):
+    monkeypatch.setenv("PITFALLS_PROCESSES", "2")
+    monkeypatch.setattr(cache, "page_experiments", lambda: [timed_package.broken, timed_package.timed])
+    assert cache.prefetch() == ["replicatestpkg.exp.timed"]
+    with pytest.raises(cache.ExperimentError, match="no good"):
+        cache.run(timed_package.broken)
+
+
+def test_nothing_is_prefetched_with_one_process_or_in_a_frozen_build(monkeypatch, timed_package):
+    monkeypatch.setattr(cache, "page_experiments", lambda: [timed_package.timed])
+    monkeypatch.setenv("PITFALLS_PROCESSES", "1")
+    assert cache.prefetch() == []
+    monkeypatch.setenv("PITFALLS_PROCESSES", "2")
+    monkeypatch.setenv("FROZEN", "1")
+    assert cache.prefetch() == []
+
+
+def test_the_page_experiments_are_every_pages(monkeypatch):
+    names = {exp.name for exp in cache.page_experiments()}
+    assert {"loader.question_timing", "loader.breakdown", "steps.step_cost", "steps.curves",
+            "seeding.creation_order"} <= names
+
+
+def test_the_build_prefetches_what_its_pages_ask_for(tmp_path):
+    from snippets.lab import mkdocs_hook
+
+    (tmp_path / "zh").mkdir()
+    (tmp_path / "a.md").write_text('```python exec="1"\nfrom snippets.experiments.loader import measure, figures\n'
+                                   'r = run(measure.question_timing)\nq = run(measure.breakdown, n=5)\n```\n'
+                                   "Prose that says run(measure.workers) is not a block.\n")
+    (tmp_path / "zh" / "a.md").write_text('```python exec="1"\nfrom snippets.experiments.steps import measure\n'
+                                          'print(run(measure.step_cost))\n```\n')
+    # parameters of its own (n=5): measured by its page, not prefetched with the defaults
+    assert mkdocs_hook.asked_for(str(tmp_path)) == {"loader.question_timing", "steps.step_cost"}
+    asked = mkdocs_hook.asked_for(str(ROOT / "docs"))
+    replicated = {exp.name for exp in cache.page_experiments() if exp.replicated}
+    assert replicated <= asked, f"timing experiments no page asks for with its defaults: {replicated - asked}"

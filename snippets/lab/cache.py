@@ -222,9 +222,9 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     # a recording measures what it records now, once per process
     refresh = (_wants_refresh(exp) or recording is not None) and key not in build.refreshed
     entry = None if refresh else local.get(exp.name, key)
-    if entry is not None:
+    if entry is not None:  # from the cache, or measured by prefetch() in this build before its pages
         return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
-                      exp.timing, cached=True, exp=exp)
+                      exp.timing, cached=key not in build.measured_before_pages, exp=exp)
 
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
     log.info("pitfalls: running %s(%s)", exp.name, shown)
@@ -237,6 +237,15 @@ def run(exp: Experiment, /, **params: Any) -> Result:
             f"{_where()}experiment {exp.name}({shown}) raised {type(error).__name__}: {error}"
         ) from error
     elapsed = time.perf_counter() - start
+    value, computed_at = _stored(exp, params, fp, key, value, elapsed, refresh=refresh, recording=recording)
+    log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
+    return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)
+
+
+def _stored(exp: Experiment, params: dict, fp: dict, key: str, value: Any, elapsed: float, *, refresh: bool,
+            recording: store.Writer | None) -> tuple[dict, str]:
+    """A fresh value checked (a JSON dict), stored in this machine's cache and in the recording being made; returns
+    it as a later cache hit reads it, and when it was computed."""
     if not isinstance(value, dict):
         raise ExperimentError(f"{_where()}experiment {exp.name} returned {type(value).__name__}, not a dict")
     try:
@@ -247,11 +256,72 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     computed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     entry = {"key": key, "experiment": exp.name, "params": params, "fingerprint": fp,
              "computed_at": computed_at, "elapsed_s": elapsed, "value": value}
-    local.put(exp.name, key, entry)
+    store.local().put(exp.name, key, entry)
     if refresh:
-        build.refreshed.add(key)
-    log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
+        context.current().refreshed.add(key)
     if recording is not None:  # into the recording being made by make record
         recording.keep({"experiment": exp.name, "params": params, "source": source_digest(exp.func),
                         "computed_at": computed_at, "elapsed_s": round(elapsed, 3), "value": value})
-    return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)
+    return value, computed_at
+
+
+def page_experiments() -> list[Experiment]:
+    """Every experiment of every page package (``snippets/experiments/<page>/measure.py``), in file order."""
+    import importlib
+    import pkgutil
+
+    from snippets import experiments
+
+    found = []
+    for info in pkgutil.iter_modules(experiments.__path__):
+        if not info.ispkg:
+            continue
+        try:
+            module = importlib.import_module(f"snippets.experiments.{info.name}.measure")
+        except ModuleNotFoundError:
+            continue
+        found += [value for value in vars(module).values() if isinstance(value, Experiment)]
+    return found
+
+
+def prefetch(names: set[str] | None = None) -> list[str]:
+    """Measure, before any page asks, every timing experiment measured in separate processes (of those called
+    ``names``, when given: the ones the build's pages ask for) that this build would measure with its default
+    parameters (not in the cache, or refreshed; not carried over by ``make record``),
+    all in one pass in which the processes take turns (``replicas.measure_many``): each experiment's processes are
+    then spread over the whole pass instead of running back to back. A page's ``run`` then finds the result in
+    the cache, marked as measured by this build. An experiment that fails here is left to its page, which reports
+    it. Returns the names measured. Nothing happens in a frozen build, or with one process."""
+    if store.frozen() or replicas.processes() == 1:
+        return []
+    build = context.current()
+    fp = environment.fingerprint()
+    recording = store.writer(find_experiment)
+    local = store.local()
+    todo = []
+    for exp in page_experiments():
+        if not exp.replicated or (names is not None and exp.name not in names):
+            continue
+        params = _bind(exp, {})
+        key = cache_key(exp, params, fp)
+        if recording is not None and refresh_mode() != "all" and recording.reuse(
+                exp.name, source_digest(exp.func), params) is not None:
+            continue
+        refresh = (_wants_refresh(exp) or recording is not None) and key not in build.refreshed
+        if not refresh and local.get(exp.name, key) is not None:
+            continue
+        todo.append((exp, params, key, refresh))
+    if not todo:
+        return []
+    log.info("pitfalls: measuring %d timing experiments, the processes taking turns", len(todo))
+    measured = replicas.measure_many([(exp, params, source_digest(exp.func)) for exp, params, _, _ in todo], fp)
+    done = []
+    for (exp, params, key, refresh), (value, elapsed) in zip(todo, measured):
+        if isinstance(value, Exception):
+            log.info("pitfalls: %s could not be measured before the pages (%s); its page measures it", exp.name, value)
+            continue
+        _stored(exp, params, fp, key, value, elapsed, refresh=refresh, recording=recording)
+        build.refreshed.add(key)
+        build.measured_before_pages.add(key)
+        done.append(exp.name)
+    return done

@@ -37,6 +37,8 @@ class Build:
     missing: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # {(language, text): pages}
     # REFRESH: keys this process re-ran already (carried from one build to the next under mkdocs serve)
     refreshed: set[str] = field(default_factory=set)
+    # keys measured by cache.prefetch() in this build before its pages ran (their pages show them as fresh)
+    measured_before_pages: set[str] = field(default_factory=set)
     # the site's Markdown extensions, to draw recorded machines' tables like the page's (set by the hook)
     markdown: tuple[list, dict] = (["tables", "admonition", "attr_list", "md_in_html"], {})
     tab_sets: int = 0  # content-tab groups made so far (their ids)

@@ -344,6 +344,11 @@ def on_config(config):
     markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
                 if getattr(config, "markdown_extensions", None) is not None else context.Build().markdown)
     context.begin(context.Build(language=language, refreshed=_session.refreshed, markdown=markdown))
+    if first:  # the timing experiments its pages ask for, their processes taking turns, before any page runs
+        try:
+            _lab("cache").prefetch(asked_for(config.docs_dir))
+        except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
+            raise PluginError(str(error)) from None
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
@@ -363,6 +368,25 @@ def on_config(config):
     if jupyter is not None:
         _configure_notebooks(config, jupyter)
     return config
+
+
+_IMPORTED = re.compile(r"from snippets\.experiments\.(\w+) import [^\n]*\bmeasure\b")
+_ASKED = re.compile(r"\brun\(measure\.(\w+)\)")
+
+
+def asked_for(docs_dir: str) -> set[str]:
+    """The experiments the pages under ``docs_dir`` run with their default parameters: ``run(measure.<name>)`` in
+    an exec block that imports ``measure`` from ``snippets.experiments.<page>`` (``loader.question_timing``)."""
+    from pathlib import Path
+
+    names = set()
+    for path in Path(docs_dir).rglob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        for block in re.findall(r'```python exec="1"[^\n]*\n(.*?)```', text, flags=re.S):
+            pages = _IMPORTED.findall(block)
+            if len(pages) == 1:
+                names |= {f"{pages[0]}.{name}" for name in _ASKED.findall(block)}
+    return names
 
 
 def _languages(config) -> list[str]:

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import os
 import subprocess
 import sys
 from typing import Any
+
+log = logging.getLogger("mkdocs.plugins.pitfalls")
 
 PROCESSES_ENV = "PITFALLS_PROCESSES"
 DEFAULT_PROCESSES = 5
@@ -101,41 +104,88 @@ def _worker(index: int) -> _Worker:
     return _workers[index]
 
 
-def measure(exp: Any, params: dict, digest: str, fingerprint: dict) -> dict:
-    """``exp(**params)`` measured once in each of ``processes()`` fresh processes, joined (``timing.pooled``); the
-    result's ``processes`` says how many. ``digest`` and ``fingerprint`` are the build's: a worker whose code or
-    environment differs is restarted once, then refused."""
+def _request(exp: Any, params: dict, digest: str) -> dict:
+    return {"module": exp.func.__module__, "function": exp.func.__name__, "params": params, "digest": digest}
+
+
+def _ask(index: int, count: int, request: dict, fingerprint: dict) -> Any:
+    """The value worker ``index`` measured for ``request``: a worker holding older code is replaced once; an error,
+    other code or another environment raise ``ReplicaError``."""
+    reply = _worker(index).ask(request)
+    if reply.get("stale"):  # the worker imported older code: a fresh process imports today's
+        _workers[index].close()
+        _workers[index] = _Worker()
+        reply = _workers[index].ask(request)
+    if "error" in reply:
+        raise ReplicaError(f"in process {index + 1} of {count}: {reply['error']}")
+    if reply.get("stale"):
+        raise ReplicaError(f"process {index + 1} of {count} imports code other than this build's "
+                           f"({reply['stale']}): is a file being edited while the build runs?")
+    if reply["fingerprint"] != fingerprint:
+        raise ReplicaError(f"process {index + 1} of {count} runs in another environment than this build "
+                           f"({reply['fingerprint']} against {fingerprint})")
+    return reply["value"]
+
+
+def _joined(values: list[Any], count: int) -> dict:
     from . import timing
 
-    count = processes()
-    if count == 1:
-        value = exp.func(**params)
-        if isinstance(value, dict):
-            value = {**value, "processes": 1}
-        return value
-    request = {"module": exp.func.__module__, "function": exp.func.__name__, "params": params, "digest": digest}
-    values = []
-    for index in range(count):
-        reply = _worker(index).ask(request)
-        if reply.get("stale"):  # the worker imported older code: a fresh process imports today's
-            _workers[index].close()
-            _workers[index] = _Worker()
-            reply = _workers[index].ask(request)
-        if "error" in reply:
-            raise ReplicaError(f"in fresh process {index + 1} of {count}: {reply['error']}")
-        if reply.get("stale"):
-            raise ReplicaError(f"fresh process {index + 1} of {count} imports code other than this build's "
-                               f"({reply['stale']}): is a file being edited while the build runs?")
-        if reply["fingerprint"] != fingerprint:
-            raise ReplicaError(f"fresh process {index + 1} of {count} runs in another environment than this build "
-                               f"({reply['fingerprint']} against {fingerprint})")
-        values.append(reply["value"])
     try:
         value = timing.pooled(values)
     except timing.PoolError as error:
         raise ReplicaError(f"the {count} processes' results cannot be joined: {error}") from None
     value["processes"] = count
     return value
+
+
+def measure(exp: Any, params: dict, digest: str, fingerprint: dict) -> dict:
+    """``exp(**params)`` measured once in each of ``processes()`` worker processes, joined (``timing.pooled``); the
+    result's ``processes`` says how many. ``digest`` and ``fingerprint`` are the build's: a worker whose code or
+    environment differs is restarted once, then refused."""
+    count = processes()
+    if count == 1:
+        value = exp.func(**params)
+        if isinstance(value, dict):
+            value = {**value, "processes": 1}
+        return value
+    request = _request(exp, params, digest)
+    return _joined([_ask(index, count, request, fingerprint) for index in range(count)], count)
+
+
+def measure_many(wanted: list[tuple[Any, dict, str]], fingerprint: dict) -> list[tuple[dict | Exception, float]]:
+    """Several experiments ``(exp, params, digest)``, each measured in every worker process, the processes taking
+    turns: process 1 measures each experiment, then process 2 each, and so on. One experiment's processes are then
+    spread over the whole pass, minutes apart, instead of running back to back: the machine's state drifts over
+    minutes (other tenants, frequency, where memory lands), and processes measured back to back share it, so their
+    spread would understate what the next build sees. Returns, per experiment, its joined value (or the error that
+    stopped it) and the seconds its measurements took."""
+    import time
+
+    count = processes()
+    values: list[list[Any]] = [[] for _ in wanted]
+    failed: list[Exception | None] = [None] * len(wanted)
+    seconds = [0.0] * len(wanted)
+    for index in range(count):
+        for i, (exp, params, digest) in enumerate(wanted):
+            if failed[i] is not None:
+                continue
+            log.info("pitfalls: timing, process %d of %d: %s", index + 1, count, exp.name)
+            start = time.perf_counter()
+            try:
+                values[i].append(_ask(index, count, _request(exp, params, digest), fingerprint))
+            except ReplicaError as error:
+                failed[i] = error
+            seconds[i] += time.perf_counter() - start
+    out: list[tuple[dict | Exception, float]] = []
+    for i in range(len(wanted)):
+        if failed[i] is not None:
+            out.append((failed[i], seconds[i]))
+            continue
+        try:
+            out.append((_joined(values[i], count), seconds[i]))
+        except ReplicaError as error:
+            out.append((error, seconds[i]))
+    return out
 
 
 def serve() -> None:
