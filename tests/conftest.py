@@ -57,9 +57,9 @@ def _never_the_project_cache(request, tmp_path_factory, monkeypatch):
         return
     monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path_factory.mktemp("private-cache") / "results"))
     monkeypatch.delenv("REFRESH", raising=False)
-    # timing experiments run by a test are measured in two fresh processes, not the build's five: the protocol is
-    # the same, its cost smaller (tests/test_lab_replicas.py checks the protocol itself)
-    monkeypatch.setenv("PITFALLS_PROCESSES", os.environ.get("PITFALLS_PROCESSES", "2"))
+    # timing experiments run by a test are measured in the test's own process (where its monkeypatches apply), not
+    # in the build's five separate ones: tests/test_lab_replicas.py checks that protocol itself
+    monkeypatch.setenv("PITFALLS_PROCESSES", os.environ.get("PITFALLS_PROCESSES", "1"))
 
 
 @pytest.fixture(autouse=True)

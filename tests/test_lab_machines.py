@@ -99,7 +99,7 @@ def test_a_recording_holds_a_manifest_and_one_diffable_file_per_result(lab, monk
     [entry_file] = (target / "machpage.speed").iterdir()
     text = entry_file.read_text()
     assert text.startswith("{\n") and '\n "value": {\n' in text, "one key per line"
-    assert json.loads(text)["value"] == {"ratio": 3.0, "rows": [{"label": "a", "n": 3}]}
+    assert json.loads(text)["value"] == {"ratio": 3.0, "rows": [{"label": "a", "n": 3}], "processes": 1}
     for path in target.rglob("*"):
         if path.is_file():
             assert str(tmp_path) not in path.read_text(), f"{path.name} holds an absolute path"

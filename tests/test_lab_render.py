@@ -376,9 +376,10 @@ def test_noisy_ratios_are_named_in_a_visible_warning():
                                  ("busy", {"value": 3.0, "low": 2.97, "high": 3.03, "contention": 0.456}),
                                  ("quiet", {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.1})]) == (
         '!!! warning "Noisy measurement on this machine"\n'
-        "    These ratios are not findings: they vary by more than ±25% across the repeated rounds, or other "
-        "programs used more than 10% of the machine's CPU time while they were measured (which changes what is "
-        "measured, not only its spread).\n"
+        "    These ratios are not findings: the range a rebuild would give is wider than ±25% (they vary that much "
+        "between processes and rounds), other programs used more than 10% of the machine's CPU time while they "
+        "were measured (which changes what is measured, not only its spread), or the machine's speed drifted "
+        "while they were measured.\n"
         "\n"
         "    - DataLoader / direct: 8× (5–11, noisy), spread ±39%\n"
         "    - share: 2.00× (no interval: too few repeats), no interval (too few repeats)\n"

@@ -49,6 +49,7 @@ def timed_package(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(root))
     for name in [n for n in sys.modules if n.startswith("replicatestpkg")]:
         del sys.modules[name]
+    replicas.close_all()  # workers another test started: this test starts its own
     yield importlib.import_module("replicatestpkg.exp")
     replicas.close_all()
     for name in [n for n in sys.modules if n.startswith("replicatestpkg")]:
@@ -118,6 +119,22 @@ def test_a_process_in_another_environment_is_refused(monkeypatch, timed_package)
     other = {**environment.fingerprint(), "threads": 999}
     with pytest.raises(replicas.ReplicaError, match="runs in another environment than this build"):
         replicas.measure(timed_package.timed, {"x": 1}, code.reach(timed_package.timed.func).digest, other)
+
+
+def test_a_worker_started_before_a_path_was_added_imports_from_it(monkeypatch, timed_package, tmp_path):
+    """The request carries the build's import path: a worker started earlier finds a package added since."""
+    monkeypatch.setenv("PITFALLS_PROCESSES", "2")
+    cache.run(timed_package.timed, x=7)  # the workers are up
+    late = tmp_path / "late"
+    (late / "latepkg").mkdir(parents=True)
+    (late / "latepkg" / "__init__.py").write_text("")
+    (late / "latepkg" / "exp.py").write_text(
+        "from snippets.lab import experiment\n\n\n@experiment(timing=True)\ndef t() -> dict:\n"
+        "    return {'row': {'median': 1.0, 'mean': 1.0, 'rounds': [1.0, 1.0, 1.0]}}\n")
+    monkeypatch.syspath_prepend(str(late))
+    module = importlib.import_module("latepkg.exp")
+    assert cache.run(module.t).value["processes"] == 2
+    del sys.modules["latepkg.exp"], sys.modules["latepkg"]
 
 
 def test_a_worker_that_died_is_replaced(monkeypatch, timed_package):

@@ -344,8 +344,8 @@ def on_config(config):
     markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
                 if getattr(config, "markdown_extensions", None) is not None else context.Build().markdown)
     context.begin(context.Build(language=language, refreshed=_session.refreshed, markdown=markdown))
-    if first:  # the timing experiments its pages ask for, their processes taking turns, before any page runs
-        try:
+    if first and getattr(config, "docs_dir", None):  # the timing experiments its pages ask for, their processes
+        try:  # taking turns, before any page runs
             _lab("cache").prefetch(asked_for(config.docs_dir))
         except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
             raise PluginError(str(error)) from None

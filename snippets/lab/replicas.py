@@ -105,7 +105,9 @@ def _worker(index: int) -> _Worker:
 
 
 def _request(exp: Any, params: dict, digest: str) -> dict:
-    return {"module": exp.func.__module__, "function": exp.func.__name__, "params": params, "digest": digest}
+    # the build's import path as it is now (a worker started earlier may have another): the same modules, same files
+    return {"module": exp.func.__module__, "function": exp.func.__name__, "params": params, "digest": digest,
+            "path": [entry or os.getcwd() for entry in sys.path]}
 
 
 def _ask(index: int, count: int, request: dict, fingerprint: dict) -> Any:
@@ -202,6 +204,10 @@ def serve() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         try:
+            for entry in reversed(request.get("path", ())):
+                if entry not in sys.path:
+                    sys.path.insert(0, entry)
+            importlib.invalidate_caches()
             module = importlib.import_module(request["module"])
             exp = getattr(module, request["function"])
             digest = code.reach(exp.func).digest
