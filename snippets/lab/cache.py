@@ -213,18 +213,10 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     fp = environment.fingerprint()
     key = cache_key(exp, params, fp)
     recording = store.writer(find_experiment)
-    if recording is not None and refresh_mode() != "all":
-        entry = recording.reuse(exp.name, source_digest(exp.func), params)
-        if entry is not None:  # recorded by today's code: carried over, not measured again
-            return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
-                          exp.timing, cached=True, exp=exp)
-    local = store.local()
-    # a recording measures what it records now, once per process
-    refresh = (_wants_refresh(exp) or recording is not None) and key not in build.refreshed
-    entry = None if refresh else local.get(exp.name, key)
-    if entry is not None:  # from the cache, or measured by prefetch() in this build before its pages
+    entry, fresh, refresh = _known(exp, params, key, recording)
+    if entry is not None:
         return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
-                      exp.timing, cached=key not in build.measured_before_pages, exp=exp)
+                      exp.timing, cached=not fresh, exp=exp)
 
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
     log.info("pitfalls: running %s(%s)", exp.name, shown)
@@ -240,6 +232,22 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     value, computed_at = _stored(exp, params, fp, key, value, elapsed, refresh=refresh, recording=recording)
     log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
     return Result(value, exp.name, params, fp, computed_at, elapsed, exp.timing, cached=False, exp=exp)
+
+
+def _known(exp: Experiment, params: dict, key: str, recording: store.Writer | None) -> tuple[dict | None, bool, bool]:
+    """What this build already has for ``exp(**params)`` (keyed ``key``): the entry, or None when it must be
+    measured; whether this build measured it (``prefetch``, before its pages); and whether a measurement refreshes
+    it (``REFRESH``, or a recording being made)."""
+    build = context.current()
+    if recording is not None and refresh_mode() != "all":
+        entry = recording.reuse(exp.name, source_digest(exp.func), params)
+        if entry is not None:  # recorded by today's code: carried over, not measured again
+            return entry, False, False
+    # a recording measures what it records now, once per process
+    refresh = (_wants_refresh(exp) or recording is not None) and key not in build.refreshed
+    entry = None if refresh else store.local().get(exp.name, key)
+    # from the cache, or measured by prefetch() in this build before its pages
+    return entry, entry is not None and key in build.measured_before_pages, refresh
 
 
 def _stored(exp: Experiment, params: dict, fp: dict, key: str, value: Any, elapsed: float, *, refresh: bool,
@@ -297,20 +305,15 @@ def prefetch(names: set[str] | None = None) -> list[str]:
     build = context.current()
     fp = environment.fingerprint()
     recording = store.writer(find_experiment)
-    local = store.local()
     todo = []
     for exp in page_experiments():
         if not exp.replicated or (names is not None and exp.name not in names):
             continue
         params = _bind(exp, {})
         key = cache_key(exp, params, fp)
-        if recording is not None and refresh_mode() != "all" and recording.reuse(
-                exp.name, source_digest(exp.func), params) is not None:
-            continue
-        refresh = (_wants_refresh(exp) or recording is not None) and key not in build.refreshed
-        if not refresh and local.get(exp.name, key) is not None:
-            continue
-        todo.append((exp, params, key, refresh))
+        entry, _, refresh = _known(exp, params, key, recording)
+        if entry is None:
+            todo.append((exp, params, key, refresh))
     if not todo:
         return []
     log.info("pitfalls: measuring %d timing experiments, the processes taking turns", len(todo))

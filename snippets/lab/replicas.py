@@ -1,9 +1,10 @@
-"""Timing experiments measured in several fresh processes, as pyperf measures a benchmark.
+"""Timing experiments measured in several separate processes, as pyperf measures a benchmark in many.
 
 One process differs from the next (address-space layout, hash seed, allocator state, where its memory lands),
 so the spread inside the build's one process understates what a rebuild gets. A timing experiment therefore runs
-once in each of ``processes()`` worker processes, started fresh from this interpreter the first time one is
-needed and reused, one after another, for every timing experiment of the build; the results are joined by
+once in each of ``processes()`` worker processes, started from this interpreter the first time one is needed
+and reused, one after another, for every timing experiment of the build (pyperf, unlike this, starts a new
+process for every run); the results are joined by
 ``timing.pooled``, and every ratio's interval is computed from the spread between the processes
 (``timing.ratio``). The workers run nothing at the same time: one measures while the others wait.
 
@@ -144,14 +145,15 @@ def measure(exp: Any, params: dict, digest: str, fingerprint: dict) -> dict:
     """``exp(**params)`` measured once in each of ``processes()`` worker processes, joined (``timing.pooled``); the
     result's ``processes`` says how many. ``digest`` and ``fingerprint`` are the build's: a worker whose code or
     environment differs is restarted once, then refused."""
-    count = processes()
-    if count == 1:
+    if processes() == 1:
         value = exp.func(**params)
         if isinstance(value, dict):
             value = {**value, "processes": 1}
         return value
-    request = _request(exp, params, digest)
-    return _joined([_ask(index, count, request, fingerprint) for index in range(count)], count)
+    [(value, _)] = measure_many([(exp, params, digest)], fingerprint)
+    if isinstance(value, Exception):
+        raise value
+    return value
 
 
 def measure_many(wanted: list[tuple[Any, dict, str]], fingerprint: dict) -> list[tuple[dict | Exception, float]]:
