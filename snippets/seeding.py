@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The PyTorch pitfalls, measured authors
+# Project: PyTorch pitfalls, measured — measured and explained on its page seeding-order/
 """Seed once per model, not once per script.
 
 ``torch.manual_seed(0)`` fixes where the global random stream starts, not what each consumer gets: on the

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The PyTorch pitfalls, measured authors
+# Project: PyTorch pitfalls, measured — measured and explained on its page update-steps/
 """Count optimizer steps exactly, so runs with different batch sizes can be compared fairly.
 
 The pitfall: "20 epochs" means 20 optimizer steps at full batch and 400 at batch 512 on 10 000 samples, so a

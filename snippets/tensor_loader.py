@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The PyTorch pitfalls, measured authors
+# Project: PyTorch pitfalls, measured — measured and explained on its page loader-overhead/
 """Batches of in-memory tensors, as DataLoader(TensorDataset(...)) yields them, without its per-sample overhead.
 
 The pitfall: ``DataLoader(TensorDataset(x, y), batch_size=b)`` builds every batch one sample at a time — it

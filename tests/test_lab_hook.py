@@ -195,9 +195,19 @@ def test_the_recipes_are_published(fresh_hook, tmp_path):
     assert not errors
     config.plugins._current_plugin = "hooks"  # as while MkDocs runs a hook
     files = fresh_hook.on_files([], config)
-    assert [(f.src_uri, f.dest_uri, f.abs_src_path) for f in files] == [
-        (f"recipes/{name}", f"recipes/{name}", str(ROOT / "snippets" / name))
-        for name in ("seeding.py", "tensor_loader.py", "step_budget.py")]
+    assert [(f.src_uri, f.dest_uri, f.content_string) for f in files] == [
+        (f"recipes/{name}", f"recipes/{name}", (ROOT / "snippets" / name).read_text(encoding="utf-8"))
+        for name in ("seeding.py", "tensor_loader.py", "step_budget.py")], "no project address: byte for byte"
+
+
+def test_a_published_recipe_names_the_project_address_in_its_project_line_only(fresh_hook):
+    source = (ROOT / "snippets" / "seeding.py").read_text(encoding="utf-8")
+    published = fresh_hook.published_recipe(source, "https://example.org/pitfalls/")
+    changed = [(a, b) for a, b in zip(source.splitlines(), published.splitlines()) if a != b]
+    assert changed == [("# Project: PyTorch pitfalls, measured — measured and explained on its page seeding-order/",
+                        "# Project: PyTorch pitfalls, measured — https://example.org/pitfalls/")]
+    assert len(published.splitlines()) == len(source.splitlines())
+    assert fresh_hook.published_recipe(source, None) == source
 
 
 def _notebook_page(tmp_path, src="notebooks/question.py"):

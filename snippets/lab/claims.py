@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -125,15 +126,17 @@ def say(outcome: Check, sentence: str) -> str:
     except (KeyError, IndexError, ValueError) as error:
         raise ClaimError(f"Claim{_where()} cannot be written: the sentence {sentence!r} uses {error} but check "
                          f"{outcome.name} measured only: {', '.join(outcome.values) or 'nothing'}") from None
-    others = _on_other_machines(outcome)
+    # where the same check holds or fails on the recorded machines: in the tip, one tap away, never in the prose
+    verdicts = machines.elsewhere(outcome)
+    others = _on_other_machines(verdicts)
     source = _provenance(outcome)
     if outcome.holds is None:
         why = _undecided_because(outcome.values)
         tip = t("Undecided on this machine: whether {condition} cannot be told, {why}. Measured: "
                 "{measured}.{source} Re-measure on a quiet machine: REFRESH=timing make build.",
                 condition=t(outcome.condition), why=why, measured=outcome.measured(), source=source)
-        return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}: {why}</em>", tip,
-                       "pitfalls-claim pitfalls-claim--undecided") + others
+        return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}: {why}</em>", tip + others,
+                       "pitfalls-claim pitfalls-claim--undecided")
     if not outcome.holds:
         message = (f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
                    f"measured: {outcome.measured()} — sentence: {text!r}")
@@ -143,11 +146,12 @@ def say(outcome: Check, sentence: str) -> str:
         # In a build of several languages the same check fails once, naming every page that states it.
         build.contradicted.append({"check": outcome.name, "condition": outcome.condition,
                                    "measured": outcome.measured(), "page": build.page, "sentence": text})
-        return _marked(outcome, f"{text} <em>— {t('contradicted by this build')}</em>", message,
-                       "pitfalls-claim pitfalls-claim--contradicted") + others
+        return _marked(outcome, f"{text} <em>— {t('contradicted by this build')}</em>", message + others,
+                       "pitfalls-claim pitfalls-claim--contradicted")
     tip = t("Checked when this page was built: {condition}. Measured: {measured}.{source}",
             condition=t(outcome.condition), measured=outcome.measured(), source=source)
-    return _marked(outcome, text, tip, "pitfalls-claim") + others
+    fails_elsewhere = any(isinstance(other, Check) and other.holds is False for _, other in verdicts)
+    return _marked(outcome, text, tip + others, "pitfalls-claim", fails_elsewhere=fails_elsewhere)
 
 
 def _undecided_because(values: dict) -> str:
@@ -162,13 +166,16 @@ def _undecided_because(values: dict) -> str:
     return t("its interval reaches both sides of the threshold")
 
 
-def _marked(outcome: Check, text: str, tip: str, classes: str) -> str:
+def _marked(outcome: Check, text: str, tip: str, classes: str, *, fails_elsewhere: bool = False) -> str:
     """The sentence, focusable, and its tip: shown while the pointer rests on the sentence (CSS), and on a tap,
-    click, Enter or Space (``assets/claims.js`` toggles it); screen readers read it as the sentence's description."""
+    click, Enter or Space (``assets/claims.js`` toggles it); screen readers read it as the sentence's description.
+    A check that holds here and fails on a recorded machine is marked so (its ✓ says "here"); the tip says where."""
     build = context.current()
     number = build.claims[build.page] = build.claims.get(build.page, 0) + 1
     tip_id = f"claim-tip-{number}"
     escaped = html.escape(tip, quote=True)
+    if fails_elsewhere:
+        classes += " pitfalls-claim--fails-elsewhere"
     return (f'<span class="{classes}" tabindex="0" role="button" aria-expanded="false" aria-describedby="{tip_id}" '
             f'data-check="{html.escape(outcome.name)}">{text}</span>'
             f'<span class="pitfalls-claim__tip" id="{tip_id}" hidden>{escaped}</span>')
@@ -184,28 +191,34 @@ def _provenance(outcome: Check) -> str:
     return t(" From {names}, measured with {stamp}.", names=names, stamp=i18n.stamp(results[0].stamp))
 
 
-def _on_other_machines(outcome: Check) -> str:
-    """Where the same check holds, fails or cannot be told on the recorded machines: shown after the claim.
-
-    A check that fails on a recorded machine is shown failing there, with its values; it never fails the build,
-    which answers for the machine that is building only.
-    """
-    verdicts = machines.elsewhere(outcome)
+def _on_other_machines(verdicts: list[tuple[str, Any]]) -> str:
+    """Where the same check holds, fails or cannot be told on the recorded machines, as a sentence of the claim's
+    tip (plain text: the tip escapes it). A check that fails on a recorded machine is said failing there, with its
+    values; it never fails the build, which answers for the machine that is building only. ``verdicts`` is what
+    ``machines.elsewhere`` returns."""
     if not verdicts:
         return ""
     groups: dict[str, list[str]] = {"holds": [], "fails": [], "undecided": [], "unknown": []}
     for label, other in verdicts:
         if isinstance(other, Check):
-            shown = html.escape(label) if other.holds else f"{html.escape(label)} ({html.escape(other.measured())})"
+            shown = label if other.holds else f"{label} ({other.measured()})"
             groups[other.status].append(shown)
         else:
-            groups["unknown"].append(f"{html.escape(label)}: {html.escape(other)}")
+            groups["unknown"].append(f"{label}: {other}")
     parts = [t(f"{word} on {{machines}}", machines=", ".join(groups[key])) for key, word in
              (("holds", "holds"), ("fails", "fails"), ("undecided", "undecided"))
              if groups[key]]
-    unknown = (' <span class="pitfalls-machines__unknown">'
-               + t("(not checked on {machines})", machines="; ".join(groups["unknown"])) + "</span>"
-               if groups["unknown"] else "")
-    failing = " pitfalls-machines--fails" if groups["fails"] else ""
-    return (f' <small class="pitfalls-machines{failing}" data-check="{html.escape(outcome.name)}">'
-            + t("[recorded machines: {verdicts}]", verdicts="; ".join(parts) or t("none usable")) + f"{unknown}</small>")
+    if groups["unknown"]:
+        parts.append(t("not checked on {machines}", machines="; ".join(groups["unknown"])))
+    return " " + t("Recorded machines: {verdicts}.", verdicts="; ".join(parts))
+
+
+
+# A claim that starts a sentence: after the start of a paragraph or list item, or after a full stop.
+_SENTENCE_START_CLAIM = re.compile(r'((?:<p>|<li>|<td>|[.!?]\s+)(?:<[a-z]+>)*)(<span class="pitfalls-claim[^"]*"[^>]*>)([a-z])')
+
+
+def capitalised(page_html: str) -> str:
+    """English claims that start a sentence, with a capital: a claim's sentence is written to be usable inside
+    another one ("…, and so are the final weights"), so where it stands decides its first letter."""
+    return _SENTENCE_START_CLAIM.sub(lambda m: m.group(1) + m.group(2) + m.group(3).upper(), page_html)

@@ -182,7 +182,8 @@ def tabs(named: list[tuple[str, str]]) -> str:
 
 def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], str]]) -> str:
     """The same tables and figures drawn from each recorded machine's result, in tabs; stale or missing
-    recordings named. Empty when no other machine is recorded, or for results that do not depend on time."""
+    recordings named. Empty when no other machine is recorded, or for results that do not depend on time. Shown
+    inside the result's code panel."""
     renderers = list(renderers)
     if result.exp is None or not result.timing or not renderers:
         return ""
@@ -208,9 +209,11 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
     if missing:
         parts.append("<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in missing) + "</ul>")
     labels = ", ".join(label for label, _ in shown) or t("none usable")
+    # inside the result's code panel (provenance.code_panel), whose sources load when it opens: provenance is one
+    # click away, never a box in the page's prose
     return ('\n<details class="abstract pitfalls-machines"><summary>'
             + t("The same measured on other machines: {labels}", labels=html.escape(labels))
-            + f"</summary>\n{render.deferrable(chr(10).join(parts))}\n</details>\n")
+            + f"</summary>\n{chr(10).join(parts)}\n</details>\n")
 
 
 def elsewhere(outcome) -> list[tuple[str, Any]]:

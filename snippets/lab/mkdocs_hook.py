@@ -349,6 +349,10 @@ def on_config(config):
             _lab("cache").prefetch(asked_for(config.docs_dir))
         except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
             raise PluginError(str(error)) from None
+    # A page's usage example imports a recipe as a reader does, from the file beside their script
+    # (``from step_budget import …``): during the build that name is the recipe the page measured.
+    for name in RECIPES:
+        sys.modules.setdefault(name.removesuffix(".py"), importlib.import_module(f"snippets.{name.removesuffix('.py')}"))
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
@@ -420,6 +424,21 @@ def _build_language(config) -> tuple[str, bool]:
     return plugin.current_language, plugin.current_language == _languages(config)[-1]
 
 
+def _project_url(config) -> str | None:
+    """Where the project lives: its repository (REPO_URL), else the site's address unless it is a local one."""
+    url = config.get("repo_url") or config.get("site_url") or ""
+    return None if not url or "127.0.0.1" in url or "localhost" in url else url.rstrip("/") + "/"
+
+
+def published_recipe(source: str, url: str | None) -> str:
+    """A recipe as the site publishes it: its source, byte for byte, except that its ``# Project:`` comment names
+    the project's address when the build knows one (``REPO_URL`` or ``SITE_URL``)."""
+    if not url:
+        return source
+    return re.sub(r"^(# Project: PyTorch pitfalls, measured)( — .*)?$", lambda m: f"{m.group(1)} — {url}",
+                  source, count=1, flags=re.M)
+
+
 @event_priority(-200)  # after mkdocs-static-i18n, which rebuilds the file list for each language
 def on_files(files, config):
     """The recipes, downloadable from the site as they are in snippets/ (``recipes/<name>``, under each
@@ -432,7 +451,9 @@ def on_files(files, config):
     prefix = "" if language == _lab("i18n").DEFAULT else f"{language}/"
     snippets = Path(__file__).resolve().parents[1]  # this hook's package: the recipes that ran
     for name in RECIPES:
-        files.append(File.generated(config, f"{prefix}recipes/{name}", abs_src_path=str(snippets / name)))
+        files.append(File.generated(config, f"{prefix}recipes/{name}",
+                                    content=published_recipe((snippets / name).read_text(encoding="utf-8"),
+                                                             _project_url(config))))
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
         from mkdocs_jupyter.plugin import NotebookFile
@@ -522,6 +543,8 @@ def on_page_content(html, page, **kwargs):
         entry = _session.contradicted.setdefault((claim["check"], claim["measured"]), {**claim, "pages": []})
         entry["pages"].append((claim["page"], claim["sentence"]))
     build.contradicted.clear()
+    if build.language == "en":
+        html = _lab("claims").capitalised(html)
     html = _with_legend(html)
     # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
     from mkdocs.utils import get_relative_url
@@ -532,18 +555,65 @@ def on_page_content(html, page, **kwargs):
     return html
 
 
-LEGEND = ("A sentence marked ✓ was checked against this build's measurements, and the build fails if they "
-          "contradict it; ? marks one that noise left undecided on this machine. Tap, click or focus one to see "
-          "what was checked and measured.")
+LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements: tap, click or focus it to see the "
+                 "bound that was checked and the value measured.")
+LEGEND_UNDECIDED = "? marks one the measurements here could not decide."
+LEGEND_INTERVALS = ("A ratio or share is printed with its 95 % interval, low–high: the range a re-measurement on the "
+                    "same machine should land in.")
+LEGEND_WIDE = "“wide”: that range is more than ±{tolerance} of the value, so read the value as its range."
+LEGEND_NOISY = "“noisy”: the machine was busy or drifting while it was measured, so the value may be off."
 
 
 def _with_legend(html: str) -> str:
-    """What ✓ and ? mean, once, after the title of every page that has checked claims."""
+    """The page's notation, in two lines, after its In short (before its first section), on every page that has
+    checked claims: what ✓ (and ?, where one appears) means, and how an interval reads (and "wide" and "noisy",
+    where they appear). A reader meets the notation where the numbers start, on the page they landed on."""
     if 'class="pitfalls-claim' not in html:
         return html
-    heading = html.find("</h1>")
-    at = heading + len("</h1>") if heading >= 0 else 0
-    return f'{html[:at]}\n<p class="pitfalls-legend">{_lab("i18n").t(LEGEND)}</p>\n{html[at:]}'
+    t = _lab("i18n").t
+    first = [t(LEGEND_CLAIMS)] + ([t(LEGEND_UNDECIDED)] if "pitfalls-claim--undecided" in html else [])
+    second = [t(LEGEND_INTERVALS)] + ([t(LEGEND_WIDE, tolerance=f"{_lab('timing').NOISE_TOLERANCE:.0%}")] if t(", wide") + ")" in html else []) + (
+        [t(LEGEND_NOISY)] if t(", noisy") + ")" in html else [])
+    space = "" if _lab("context").current().language == "zh" else " "
+    legend = (f'<p class="pitfalls-legend">{space.join(first)}<br>\n{space.join(second)}</p>\n')
+    after = _end_of_in_short(html)
+    if after is not None:  # under the In short: the jump links, then the notation
+        return f"{html[:after]}\n{_jump_links(html)}{legend}{html[after:]}"
+    section = html.find("<h2")
+    at = section if section >= 0 else len(html)
+    return f"{html[:at]}{legend}{html[at:]}"
+
+
+_DIV = re.compile(r"<(/?)div\b[^>]*>")
+
+
+def _end_of_in_short(html: str) -> int | None:
+    """Where the page's In short box (its first ``admonition abstract``) ends, nested tabs and all."""
+    start = html.find('<div class="admonition abstract">')
+    if start < 0:
+        return None
+    depth = 0
+    for tag in _DIV.finditer(html, start):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            return tag.end()
+    return None
+
+
+_SECTION = re.compile(r'<h2 id="([^"]+)">(.*?)(?:<a class="headerlink"[^>]*>.*?</a>)?</h2>', re.S)
+
+
+def _jump_links(html: str) -> str:
+    """Under a topic page's In short, a line of links to its sections, the recipe's among them: on a phone, where
+    the table of contents is a menu away, the fix and the recipe are one tap from the first screen."""
+    if 'class="admonition abstract"' not in html:
+        return ""
+    sections = _SECTION.findall(html)
+    if len(sections) < 3:
+        return ""
+    t = _lab("i18n").t
+    links = " · ".join(f'<a href="#{anchor}">{title.strip()}</a>' for anchor, title in sections)
+    return f'<nav class="pitfalls-jump" aria-label="{t("On this page")}"><p>{t("On this page:")} {links}</p></nav>\n'
 
 
 def on_post_build(config):

@@ -216,9 +216,14 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
         listed = ", ".join(f"<code>{html.escape(getattr(c, 'check_name', c.__name__))}</code>" for c in check_list)
         parts.append(_details(t("Checks behind the claims: {listed}", listed=listed),
                               "\n".join(source_block(inspect.unwrap(c)) for c in check_list)))
+    elsewhere = machines.compare(result, drawers)
+    if elsewhere:
+        parts.append(elsewhere)
+    parts.append("<p>" + t("To measure it again on your machine: <code>REFRESH=timing make build</code> (timings) "
+                           "or <code>REFRESH=1 make build</code> (everything), in a clone of the repository.") + "</p>")
     summary = t("Code that measured this: {name}", name=f"<code>{html.escape(exp.name)}</code>")
-    return machines.compare(result, drawers) + "\n" + _details(summary, parts[0] + "\n" + render.deferrable("\n".join(parts[1:])), kind="example",
-                            experiment=exp.name) + "\n"
+    body = parts[0] + "\n" + render.deferrable("\n".join(parts[1:]))
+    return _details(summary, body, kind="example", experiment=exp.name) + "\n"
 
 
 def present(result: Result, renderer: Callable[[Result], str] | None = None, *,

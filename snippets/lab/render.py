@@ -28,7 +28,7 @@ import matplotlib
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
-from . import code, environment, i18n, store  # noqa: E402
+from . import code, context, environment, i18n, store  # noqa: E402
 from .cache import Result  # noqa: E402
 from .i18n import t  # noqa: E402
 
@@ -82,6 +82,7 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
     if result.cached and path.exists():
         return path.read_text(encoding="utf-8")
     translate_figure(fig)
+    legible(fig)
     buffer = io.StringIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
@@ -92,6 +93,48 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
     )
     store.store_text(path, text)
     return text
+
+
+# The smallest text a figure draws, in its own units (pt), and the smallest it may be rendered at, in CSS px: a
+# figure is never drawn narrower than makes its smallest text READABLE_PX (on a phone it scrolls sideways instead).
+MIN_FONT = 9
+READABLE_PX = 9
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def plain_number(value: float, _position: object = None) -> str:
+    """A log axis's tick label without mathtext's small superscripts: 0.001, 1, 1,000, 100,000; 10⁶ and 10⁻⁴
+    beyond (drawn at the label's full size)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    exponent = math.floor(math.log10(abs(value)) + 1e-9)
+    if -3 <= exponent < 6:
+        return f"{value:,g}"
+    mantissa = value / 10 ** exponent
+    power = "10" + str(exponent).translate(_SUPERSCRIPT)
+    return power if abs(mantissa - 1) < 1e-9 else f"{mantissa:g}×{power}"
+
+
+def legible(fig: Figure) -> None:
+    """No text in ``fig`` smaller than MIN_FONT, and log axes labelled in plain numbers (mathtext draws their
+    exponents at 70 % of the label's size): with ``lean_svg``'s minimum width, every text reads at 9 px or more."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if isinstance(axis.get_major_formatter(), LogFormatterSciNotation):
+                axis.set_major_formatter(FuncFormatter(plain_number))
+            if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
+                axis.set_minor_formatter(FuncFormatter(lambda value, position: ""))
+        for tick in (*ax.xaxis.get_major_ticks(), *ax.yaxis.get_major_ticks()):
+            for label in (tick.label1, tick.label2):
+                if label.get_fontsize() < MIN_FONT:
+                    label.set_fontsize(MIN_FONT)
+    for text in fig.findobj(Text):
+        if text.get_fontsize() < MIN_FONT:
+            text.set_fontsize(MIN_FONT)
 
 
 # Chinese text is drawn in Noto Sans CJK SC (Debian: fonts-noto-cjk); a reader's browser without it takes the
@@ -189,11 +232,22 @@ def lean_svg(text: str, *, label: str) -> str:
     for el in root.iter(_SVG + "text"):  # a reader without Noto CJK gets the CJK font their system has
         if CJK_FONT in (el.get("style") or ""):
             el.set("style", el.get("style").replace(f"'{CJK_FONT}'", f"'{CJK_FONT}', {CJK_FALLBACKS}"))
+    sizes = [float(size) for el in root.iter() for size in _FONT_SIZE.findall(el.get("style") or "")]
+    view = (root.get("viewBox") or "").split()
+    if sizes and len(view) == 4:  # never so narrow that its smallest text reads under READABLE_PX
+        attributes["style"] = f"min-width: {math.ceil(float(view[2]) * READABLE_PX / min(sizes))}px"
     out: list[str] = [_open_tag("svg", attributes)]
     for child in root:
         _write(child, out)
     out.append("</svg>")
-    return "".join(out)
+    # the page's palette: white and black follow the light and dark schemes (assets/extra.css sets the two)
+    return _THEMED.sub(lambda m: f"{m.group(1)}: var(--pitfalls-figure-{_THEME[m.group(2)]}, {m.group(2)})",
+                       "".join(out))
+
+
+_FONT_SIZE = re.compile(r"font-size:\s*([\d.]+)px")
+_THEME = {"#ffffff": "bg", "#1a1a1a": "fg", "#000000": "fg"}
+_THEMED = re.compile(r"\b(fill|stroke): (#ffffff|#1a1a1a|#000000)\b")
 
 
 def _style(text: str) -> dict[str, str]:
@@ -386,7 +440,22 @@ def seconds(value: float) -> str:
     raise AssertionError("unreachable")
 
 
+def measured_on(result: Result) -> str:
+    """Where the page's numbers were measured, for its In short: "Numbers measured with torch 2.13.0+cpu · CPU
+    (AMD EPYC) · 2 threads · …". A table measured in the same environment then carries no stamp of its own
+    (``stamp_line``); its code panel still names it."""
+    build = context.current()
+    if build.page:
+        build.stamps[build.page] = result.stamp
+    return t("Numbers on this page measured with {stamp}.", stamp=html.escape(i18n.stamp(result.stamp)))
+
+
 def stamp_line(result: Result) -> str:
+    """The environment a table or figure was measured in, under it: only where it is not the one the page's
+    In short names (``measured_on``) — once per page, not under every table."""
+    build = context.current()
+    if build.page and build.stamps.get(build.page) == result.stamp:
+        return ""
     return '<p class="pitfalls-stamp">' + t("Measured with {stamp}", stamp=html.escape(i18n.stamp(result.stamp))) + "</p>\n"
 
 
@@ -403,13 +472,18 @@ def _decimals_for(half_width: float | None) -> int:
 
 
 def noisy_said(text: str, interval: dict, flag: bool) -> str:
-    """``text`` (a value and its interval in brackets) with ", noisy" inside the brackets when the interval is too
-    uncertain to be a finding (``timing.is_noisy``: too wide, or measured while other programs held the machine):
-    ``18× (13–21, noisy)``. Wherever a number is printed, a reader sees whether it is one."""
-    from .timing import is_noisy
+    """``text`` (a value and its interval in brackets) with a word inside the brackets when the value needs one:
+    ``18× (13–21, noisy)`` when it was measured while other programs held the machine or its speed drifted
+    (``timing.is_disturbed``: the value may be off), ``3× (2–4, wide)`` when its interval is wider than ±25 %
+    (``timing.is_wide``: a rough value). Wherever a number is printed, a reader sees which it is."""
+    from .timing import is_disturbed, is_wide
 
-    if flag and interval.get("low") is not None and interval.get("high") is not None and is_noisy(interval):
+    if not flag or interval.get("low") is None or interval.get("high") is None:
+        return text
+    if is_disturbed(interval):
         return f"{text[:-1]}{t(', noisy')})"
+    if is_wide(interval):
+        return f"{text[:-1]}{t(', wide')})"
     return text
 
 
@@ -466,30 +540,28 @@ def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
 
 
 def noise_warning(noisy: Sequence[tuple]) -> str:
-    """A visible warning naming each measurement too uncertain to support what is printed: its interval is too
-    wide, or other programs held the machine while it was measured (``timing.is_noisy``). Each is ``(name,
-    interval)``, or ``(name, interval, True)`` for a share, written in percent as its table writes it."""
+    """A visible warning naming each measurement taken while other programs held the machine or its speed
+    drifted (``timing.is_disturbed``): its value may be off, and no claim is decided on it. Each is ``(name,
+    interval)``, or ``(name, interval, True)`` for a share, written in percent as its table writes it. A value
+    that is only *wide* gets no warning: its interval, printed beside it, says so."""
+    from .timing import CONTENTION_LIMIT, contended, is_disturbed
+
+    noisy = [entry for entry in noisy if is_disturbed(entry[1])]
     if not noisy:
         return ""
-    from .timing import CONTENTION_LIMIT, NOISE_TOLERANCE, contended, relative_spread
-
-    lines = [f'!!! warning "{t("Noisy measurement on this machine")}"',
-             "    " + t("These ratios are not findings: the range a rebuild would give is wider than ±{tolerance} "
-                        "(they vary that much between processes and rounds), other programs used more than {limit} "
-                        "of the machine's CPU time while they were measured (which changes what is measured, not "
-                        "only its spread), or the machine's speed drifted while they were measured.",
-                        tolerance=f"{NOISE_TOLERANCE:.0%}", limit=f"{CONTENTION_LIMIT:.0%}"), ""]
+    lines = [f'!!! warning "{t("Measured on a busy machine")}"',
+             "    " + t("Other programs used more than {limit} of the machine's CPU time, or its speed drifted, "
+                        "while these were measured: the values may be off, not only spread, and no claim is "
+                        "decided on them.", limit=f"{CONTENTION_LIMIT:.0%}"), ""]
     for name, interval, *share in noisy:
-        spread = relative_spread(interval)
-        shown = t("no interval (too few repeats)") if math.isinf(spread) else t("spread ±{spread}", spread=f"{spread:.0%}")
+        shown = []
         if contended(interval.get("contention")):
-            shown += t("; other programs used {share} of the CPU", share=f"{interval['contention']:.0%}")
+            shown.append(t("other programs used {share} of the CPU", share=f"{interval['contention']:.0%}"))
         if interval.get("drifted"):
-            shown += t("; the machine's speed drifted")
+            shown.append(t("the machine's speed drifted"))
         # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
-        lines.append(f"    - {t(name)}: {value}, {shown}")
-    lines += ["", "    " + t("Re-measure on a quiet machine: `REFRESH=timing make build`.")]
+        lines.append(f"    - {t(name)}: {value}, {'; '.join(shown)}")
     return "\n".join(lines) + "\n"
 
 

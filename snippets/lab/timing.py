@@ -139,7 +139,7 @@ def contended(value: float | None) -> bool:
 # lands inside (between fresh processes; within one process only where one was timed); noisy ones are said to be.
 
 MAX_SAMPLES = 64
-# A ratio is *noisy* when its 95 % interval is wider than ±NOISE_TOLERANCE of its value (see index.md).
+# A ratio is *wide* when its 95 % interval is wider than ±NOISE_TOLERANCE of its value (see index.md).
 NOISE_TOLERANCE = 0.25
 BOOTSTRAP_RESAMPLES = 2000
 
@@ -301,11 +301,22 @@ def relative_spread(interval: dict) -> float:
     return (interval["high"] - interval["low"]) / (2 * abs(interval["value"]))
 
 
+def is_wide(interval: dict, tolerance: float = NOISE_TOLERANCE) -> bool:
+    """An interval wider than ±``tolerance`` of its value (or none at all): the value is a rough one, printed
+    ``(low–high, wide)`` and read as its range; a bound its whole interval clears is still decided (``decide``)."""
+    return relative_spread(interval) > tolerance
+
+
+def is_disturbed(interval: dict) -> bool:
+    """Measured while other programs held more than ``CONTENTION_LIMIT`` of the machine, or while its speed
+    drifted (``drifted``): the value itself may be off, not only spread. Printed ``(low–high, noisy)``, warned
+    about, and no claim is decided on it (``decide``)."""
+    return contended(interval.get("contention")) or bool(interval.get("drifted"))
+
+
 def is_noisy(interval: dict, tolerance: float = NOISE_TOLERANCE) -> bool:
-    """Too uncertain to print as a finding: an interval wider than ±``tolerance``, measured while other
-    programs held more than ``CONTENTION_LIMIT`` of the machine, or while its speed drifted (``drifted``)."""
-    return (relative_spread(interval) > tolerance or contended(interval.get("contention"))
-            or bool(interval.get("drifted")))
+    """Too uncertain to print without a word: wide (``is_wide``) or disturbed (``is_disturbed``)."""
+    return is_wide(interval, tolerance) or is_disturbed(interval)
 
 
 def decide(interval: dict, relation: str, threshold: float) -> bool | None:

@@ -82,9 +82,9 @@ def judged(interval: Interval, relation: str, threshold: float, key: str = "rati
 
 
 def noisy(named: list[tuple]) -> list[tuple]:
-    """The entries ``(name, interval[, share])`` whose interval is too wide to support its value
-    (``snippets.lab.timing.is_noisy``)."""
-    return [entry for entry in named if timing.is_noisy(entry[1])]
+    """The entries ``(name, interval[, share])`` measured while the machine was busy or drifting: their values may
+    be off (``snippets.lab.timing.is_disturbed``). A wide interval is printed as such beside its value."""
+    return [entry for entry in named if timing.is_disturbed(entry[1])]
 
 
 def combined(timings: list[dict]) -> dict:

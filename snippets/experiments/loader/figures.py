@@ -90,7 +90,8 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
     by_rounds = any(row.get("rounds") for row in rows)
     by_processes = any(row.get("processes") for row in rows)
     repeats_header = "processes × rounds" if by_processes else "rounds" if by_rounds else "blocks"
-    headers = [label, "median", "IQR", f"× {baseline} (95 % interval)", repeats_header, *extra]
+    # the ratio, the finding, next to the row's name: on a phone it is on the first screen of the table
+    headers = [label, f"× {baseline} (95 % interval)", "median", "IQR", repeats_header, *extra]
     body = []
     for row in rows:
         ratio = ("1 (baseline)" if row["label"] == baseline
@@ -100,7 +101,7 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
         spread = seconds(row["iqr"]) if per_measurement >= MIN_BLOCKS_FOR_IQR else "—"
         repeats = (f"{len(row['processes'])} × {len(row['processes'][0].get('rounds') or ())}"
                    if by_processes else count)
-        body.append([row["label"], seconds(row["median"]), spread, ratio, repeats,
+        body.append([row["label"], ratio, seconds(row["median"]), spread, repeats,
                      *(row.get(key, "") for key in extra)])
     named = [(f"{name} ÷ {baseline}", interval) for name, interval in intervals.items()]
     return (table(headers, body, align="l" + "r" * (len(headers) - 1)) + "\n" + stamp_line(result)
@@ -176,6 +177,10 @@ def breakdown(result: Result) -> str:
     rounds = _rounds_cell(whole)
     inside = [[row["label"], seconds(row["mean"]), seconds(row["median"]), cell(percent(shares[row["stage"]]))]
               for row in result["inside"] if row["stage"] != "whole"]
+    # the per-sample work together (indexing and collate): the share the In short and the home page quote
+    per_sample = sum(inside_row(result, key)["mean"] for key in ("indexing", "collate"))
+    inside.append([t("indexing + collate: the per-sample work"), seconds(per_sample), "—",
+                   cell(percent(shares["per_sample"]))])
     total = sum(shares[key]["value"] for key in INSIDE_KEYS)
     inside.append([f"**{t(whole['label'])}**", f"**{seconds(whole['mean'])}**", f"**{seconds(whole['median'])}**",
                    f"**{total:.0%}**"])
@@ -462,7 +467,7 @@ def agreement(result: Result) -> str:
                           for d in found if d["operation"] == operation for a, b in [d["widths"]])
         lines.append("    " + t("These rows time the same {operation} of the same {megabytes} MiB; they disagree "
                                 "by more than ±{margin}, beyond their uncertainty ({pairs}): the machine was busy "
-                                "while one of them ran. Re-measure on a quiet machine: `REFRESH=timing make build`.",
+                                "while one of them ran.",
                                 operation=operation, megabytes=result["megabytes"],
                                 margin=f"{SAME_OPERATION_MARGIN:.0%}", pairs=pairs) + "\n")
     return "\n".join(lines)
