@@ -57,7 +57,7 @@ def test_control_page_builds(tmp_path):
     code, log = _build(tmp_path, GOOD)
     assert code == 0, log
     html = (tmp_path / "site" / "probe" / "index.html").read_text()
-    assert 'class="pitfalls-claim"' in html and "the second model changes" in html
+    assert 'class="pitfalls-claim"' in html and "The second model changes" in html, "a claim that starts a sentence gets its capital"
 
 
 @pytest.mark.parametrize(

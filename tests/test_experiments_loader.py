@@ -168,19 +168,20 @@ def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_nois
     steady = _synthetic(test_checks_loader.question_times(), "question_timing")
     text = figures.question_timing(steady)
     assert "× direct (95 % interval)" in text and "8.00× (8.00–8.00)" in text
-    assert "Noisy measurement" not in text
-    noisy = test_checks_loader.question_times()
-    test_checks_loader._retime(noisy["rows"][1], 8.0e-4, test_checks_loader.WIDE)
-    text = figures.question_timing(_synthetic(noisy, "question_timing"))
-    assert '!!! warning "Noisy measurement on this machine"' in text
-    assert "DataLoader ÷ direct" in text and "REFRESH=timing make build" in text
-    assert "DataLoader + BatchSampler ÷ direct" not in text.split("!!! warning")[1], "only the noisy ratio is named"
-    assert "\n\n!!! warning" in text, "an admonition needs a blank line before it"
+    assert "!!! warning" not in text and ", wide)" not in text
+    assert text.splitlines()[0].startswith("| Loader | × direct (95 % interval) | median |"), "the ratio comes second"
+    wide = test_checks_loader.question_times()
+    test_checks_loader._retime(wide["rows"][1], 8.0e-4, test_checks_loader.WIDE)
+    text = figures.question_timing(_synthetic(wide, "question_timing"))
+    assert "!!! warning" not in text, "a wide interval is said beside its value, not in a warning"
+    assert text.count(", wide)") == 1 and "REFRESH=timing" not in text
     busy = test_checks_loader.question_times()
     busy["rows"][4]["contention"] = 0.5  # TensorLoader timed while another program held half the machine
     text = figures.question_timing(_synthetic(busy, "question_timing"))
+    assert '!!! warning "Measured on a busy machine"' in text and "\n\n!!! warning" in text
     assert "- TensorLoader ÷ direct: " in text and "other programs used 50% of the CPU" in text
-    assert "- DataLoader ÷ direct" not in text, "the tight, quiet ratios are not named"
+    assert "- DataLoader ÷ direct" not in text, "the quiet ratios are not named"
+    assert "REFRESH=timing" not in text, "no build command in the page's text"
 
 
 def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
@@ -188,15 +189,19 @@ def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
     parts = _synthetic(test_checks_loader.breakdown_times(), "breakdown")
     steps = _synthetic(test_checks_loader.step_times(), "step_share")
     assert figures.summary_warning(question, parts, ["per_sample", "blamed"], steps) == "", "clear numbers: no warning"
-    noisy = test_checks_loader.question_times()
-    test_checks_loader._retime(noisy["rows"][4], noisy["rows"][4]["median"], test_checks_loader.WIDE)
-    text = figures.summary_warning(_synthetic(noisy, "question_timing"), parts, ["per_sample"], steps)
-    assert '\n!!! warning "Noisy measurement on this machine"' in text and "- TensorLoader ÷ direct: " in text
-    assert "- DataLoader ÷ direct" not in text, "only the noisy number is named"
-    wide = test_checks_loader.breakdown_times()
-    indexing = next(row for row in wide["inside"] if row["stage"] == "indexing")  # timed inside the epoch
-    test_checks_loader._retime(indexing, indexing["median"], test_checks_loader.WIDE)
-    text = figures.summary_warning(question, _synthetic(wide, "breakdown"), ["per_sample", "blamed"])
+    wide = test_checks_loader.question_times()
+    test_checks_loader._retime(wide["rows"][4], wide["rows"][4]["median"], test_checks_loader.WIDE)
+    assert figures.summary_warning(_synthetic(wide, "question_timing"), parts, ["per_sample"], steps) == "", (
+        "a wide interval alone: no warning, the value says it")
+    busy_question = test_checks_loader.question_times()
+    busy_question["rows"][4]["contention"] = 0.5
+    text = figures.summary_warning(_synthetic(busy_question, "question_timing"), parts, ["per_sample"], steps)
+    assert '\n!!! warning "Measured on a busy machine"' in text and "- TensorLoader ÷ direct: " in text
+    assert "- DataLoader ÷ direct" not in text, "only the disturbed number is named"
+    drifted = test_checks_loader.breakdown_times()
+    indexing = next(row for row in drifted["inside"] if row["stage"] == "indexing")  # timed inside the epoch
+    indexing["contention"] = 0.5
+    text = figures.summary_warning(question, _synthetic(drifted, "breakdown"), ["per_sample", "blamed"])
     line = next(line for line in text.splitlines() if "per-sample share of the epoch" in line)
     assert "%" in line and "×" not in line, f"a share is written as a share: {line}"
     assert "share of the loader and step time" not in text, "no steps given: no step share named"
@@ -206,7 +211,7 @@ def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
     assert "- DataLoader per batch, MLP 784→512→512→10, cross-entropy: share of the loader and step time: " in text
     assert "other programs used 50% of the CPU" in text
     shown = render.percent_interval(derive.loader_share(busy, busy["rows"][-1], "DataLoader"))
-    assert shown.endswith(", noisy)") and f": {shown}, spread" in text, "the number reads as it does in its table"
+    assert shown.endswith(", noisy)") and f": {shown}, other programs" in text, "the number reads as in its table"
 
 
 def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():

@@ -202,7 +202,7 @@ def test_a_panel_lists_what_it_calls_the_recipes_drawing_and_checks(fakepage, pr
     from snippets.experiments.fakepage import figures
 
     panel = provenance.code_panel(_result(fakepage), drawn_by=figures.draw)
-    assert panel.startswith('\n<details class="example pitfalls-code" data-experiment="fakepage.measured" '
+    assert panel.startswith('<details class="example pitfalls-code" data-experiment="fakepage.measured" '
                             'data-search-exclude><summary>Code that measured this: <code>fakepage.measured</code>'
                             "</summary>\n")
     assert panel.endswith("\n</details>\n")
@@ -216,7 +216,9 @@ def test_a_panel_lists_what_it_calls_the_recipes_drawing_and_checks(fakepage, pr
     assert "what this result is keyed by" in panel
     assert re.search(r'2026-03-04\.</p>\n<div class="pitfalls-code__body" data-key="[0-9a-f]{16}">\n'
                      r'<div class="language-python highlight">', panel), "the provenance, then the sources"
-    assert re.search(r'</details>\n</div><!--/pitfalls-code [0-9a-f]{16}-->\n</details>\n$', panel)
+    assert re.search(r'</details>\n<p>To measure it again on your machine: <code>REFRESH=timing make build</code>[^<]*'
+                     r'<code>REFRESH=1 make build</code>[^<]*</p>\n</div><!--/pitfalls-code [0-9a-f]{16}-->\n</details>\n$',
+                     panel), "the sources, then how to measure them again, last in the panel"
     [body] = provenance.defer(panel, "")[1].values()
     assert body.startswith('<div class="language-python highlight">')
     shown = __import__("html").unescape(re.sub(r"<[^>]+>", "", body))
@@ -297,7 +299,8 @@ def test_a_panel_without_recipes_helpers_or_drawings_is_just_the_source(fakepage
     panel = provenance.code_panel(result)
     assert "Recipe code" not in panel and "What it calls" not in panel and "Drawing code" not in panel
     assert panel.count("<details") == 1 and panel.count('<span class="filename">') == 1
-    assert provenance.present(result).startswith("\n\n<details")
+    assert provenance.present(result).startswith("\n<details")
+    assert "REFRESH=timing make build" in panel, "how to measure it again: in the panel, not the page's text"
 
 
 def test_helpers_shown_earlier_on_the_page_are_named_not_repeated(fakepage, private_cache, monkeypatch):
@@ -340,7 +343,7 @@ def test_a_result_without_its_experiment_has_no_panel(fakepage):
 
 def test_present_puts_the_rendering_before_the_panel(fakepage, private_cache):
     shown = provenance.present(_result(fakepage), lambda result: "<table>")
-    assert shown.startswith("<table>\n\n<details")
+    assert shown.startswith("<table>\n<details")
     assert "Drawing code: <code>test_lab_code_panel.test_present_puts_the_rendering_before_the_panel." in shown
 
 

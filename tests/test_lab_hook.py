@@ -492,11 +492,9 @@ def test_a_page_with_claims_explains_the_marks_once_after_its_title(fresh_hook, 
     page = '<h1 id="t">Title</h1><p>Intro <span class="pitfalls-claim" tabindex="0">x</span> and ' \
            '<span class="pitfalls-claim pitfalls-claim--undecided">y</span></p>'
     shown = fresh_hook.on_page_content(page, _page("loader-overhead.md"))
-    assert shown.startswith('<h1 id="t">Title</h1>\n<p class="pitfalls-legend">A sentence marked ✓ was checked')
-    assert shown.count("pitfalls-legend") == 1 and "? marks one that noise left undecided" in shown
+    assert shown.count("pitfalls-legend") == 1 and "? marks one the measurements here could not decide" in shown
+    assert "build fails" not in shown and "“wide”" not in shown, "no word explained that the page does not use"
     assert fresh_hook.on_page_content("<h1>T</h1><p>none</p>", _page("index.md")) == "<h1>T</h1><p>none</p>"
-    assert fresh_hook._with_legend('<p><span class="pitfalls-claim">x</span></p>').startswith(
-        '\n<p class="pitfalls-legend">'), "no title: the legend comes first"
 
 
 def _notebook_with_figures(tmp_path, alts: list, *, photo: bool = False) -> str:
@@ -547,14 +545,21 @@ def test_a_jpeg_figure_gets_its_alt_text_too(tmp_path):
     assert hook.with_alt_text(page, executed) == '<img alt="a plot"><img alt="with a photo"><img alt="A photo">'
 
 
-def test_the_legend_follows_the_first_heading():
+def test_the_legend_follows_the_in_short_with_the_jump_links_or_else_comes_before_the_first_section():
     claim = '<span class="pitfalls-claim">x</span>'
-    page = f"<h1>Title</h1><p>{claim}</p><h1>Another</h1>"
-    legend = '<p class="pitfalls-legend">' + hook.LEGEND + "</p>"
-    assert hook._with_legend(page) == f"<h1>Title</h1>\n{legend}\n<p>{claim}</p><h1>Another</h1>"
-    at_start = f"</h1>{claim}"
-    assert hook._with_legend(at_start) == f"</h1>\n{legend}\n{claim}"
-    assert hook._with_legend(claim) == f"\n{legend}\n{claim}"
+    wide = f'{claim} 3× (2–4, wide)'
+    legend = ('<p class="pitfalls-legend">' + hook.LEGEND_CLAIMS + "<br>\n" + hook.LEGEND_INTERVALS + " "
+              + hook.LEGEND_WIDE.format(tolerance="25%") + "</p>\n")
+    page = f"<h1>Title</h1><p>{wide}</p><h2 id=\"a\">A</h2><p>more</p>"
+    assert hook._with_legend(page) == f"<h1>Title</h1><p>{wide}</p>{legend}<h2 id=\"a\">A</h2><p>more</p>"
+    sections = "".join(f'<h2 id="s{i}">Section {i}<a class="headerlink" href="#s{i}">¶</a></h2><p>.</p>'
+                       for i in range(3))
+    in_short = f'<div class="admonition abstract"><p>{claim}</p><div class="tabbed-set"><div>t</div></div></div>'
+    shown = hook._with_legend(f"<h1>T</h1>{in_short}<p>intro</p>{sections}")
+    jump = ('<nav class="pitfalls-jump" aria-label="On this page"><p>On this page: <a href="#s0">Section 0</a> · '
+            '<a href="#s1">Section 1</a> · <a href="#s2">Section 2</a></p></nav>\n')
+    assert shown.startswith(f"<h1>T</h1>{in_short}\n{jump}" + '<p class="pitfalls-legend">'), shown[:600]
+    assert shown.endswith(f"<p>intro</p>{sections}")
     assert hook._with_legend("<h1>No claims</h1>") == "<h1>No claims</h1>"
 
 

@@ -225,7 +225,7 @@ def test_timing_results_of_other_machines_are_drawn_in_tabs(lab, monkeypatch):
     assert '<label for="__machines_' in shown and ">cpu-1thread</label>" in shown and ">gpu-h200</label>" in shown
     assert "<td>3.0 × 1</td>" in shown and "<td>3.0 × 16</td>" in shown, "each machine's own result, as a table"
     assert '<p class="pitfalls-stamp">Recorded on gpu-h200: torch 2.13.0 · NVIDIA H200 · 16 threads' in shown
-    assert 'class="pitfalls-code__body" data-key=' in shown, "moved out of the page like the code panels"
+    assert 'class="pitfalls-code__body"' not in shown, "it sits inside a code panel, whose sources load as a whole"
     assert machines.compare(cache.run(lab.facts, n=3), [lambda r: "x"]) == "", "results that do not depend on time"
     assert machines.compare(cache.run(lab.speed, n=7), [lambda r: "x"]).count("not recorded on") == 2
 
@@ -263,8 +263,9 @@ def test_a_claim_says_on_which_machines_it_holds_and_fails_there_without_failing
     text = say(ratio_check(here), "The ratio is {ratio:.0f}")
     assert text.startswith('<span class="pitfalls-claim" tabindex="0"') and "The ratio is 5</span>" in text
     assert "From machpage.speed, measured with torch 2.13.0 · CPU (here) · 2 threads" in text
-    assert '<small class="pitfalls-machines" data-check=' in text
-    assert "[recorded machines: holds on big]" in text and "not checked on small: not recorded on small" in text
+    tip = text.split('class="pitfalls-claim__tip"', 1)[1]
+    assert "pitfalls-machines" not in text, "provenance is in the tip, not in the sentence"
+    assert "Recorded machines: holds on big; not checked on small: not recorded on small." in tip
     small = cache.run(lab.speed, n=2)
     with pytest.raises(ClaimError):
         say(ratio_check(small), "The ratio is {ratio:.0f}")  # this machine: fails the build
@@ -275,7 +276,8 @@ def test_a_claim_says_on_which_machines_it_holds_and_fails_there_without_failing
     entry.write_text(json.dumps(value))
     store.forget()
     text = say(ratio_check(here), "The ratio is {ratio:.0f}")  # holds here, fails on "small": no error
-    assert "pitfalls-machines--fails" in text and "fails on small (ratio = 2.5)" in text and "holds on big" in text
+    assert "pitfalls-claim--fails-elsewhere" in text.split("</span>", 1)[0]
+    assert "fails on small (ratio = 2.5)" in text.split('class="pitfalls-claim__tip"', 1)[1] and "holds on big" in text
 
 
 def test_without_recordings_a_claim_is_unchanged(lab, ratio_check):
@@ -390,18 +392,16 @@ def test_the_machine_note_lists_every_verdict_in_order(monkeypatch, ratio_check)
 
     verdicts = [("a", ratio_check({"ratio": 5})), ("b<", ratio_check({"ratio": 6})), ("c", ratio_check({"ratio": 2})),
                 ("d", unsure({"ratio": 3})), ("e", "not recorded on e"), ("f", "stale on f")]
+    assert claims._on_other_machines(verdicts) == (
+        " Recorded machines: holds on a, b<; fails on c (ratio = 2); undecided on d (ratio = 3); "
+        "not checked on e: not recorded on e; f: stale on f."), "plain text: the tip escapes it"
+    assert claims._on_other_machines([("g", "not recorded on g")]) == (
+        " Recorded machines: not checked on g: not recorded on g.")
+    assert claims._on_other_machines([("a", ratio_check({"ratio": 5}))]) == " Recorded machines: holds on a."
+    assert claims._on_other_machines([]) == ""
     monkeypatch.setattr(machines, "elsewhere", lambda outcome: verdicts)
-    here = ratio_check({"ratio": 5})
-    assert claims._on_other_machines(here) == (
-        f' <small class="pitfalls-machines pitfalls-machines--fails" data-check="{here.name}">'
-        "[recorded machines: holds on a, b&lt;; fails on c (ratio = 2); undecided on d (ratio = 3)]"
-        ' <span class="pitfalls-machines__unknown">(not checked on e: not recorded on e; f: stale on f)</span></small>')
-    monkeypatch.setattr(machines, "elsewhere", lambda outcome: [("g", "not recorded on g")])
-    assert claims._on_other_machines(here) == (
-        f' <small class="pitfalls-machines" data-check="{here.name}">[recorded machines: none usable]'
-        ' <span class="pitfalls-machines__unknown">(not checked on g: not recorded on g)</span></small>')
-    monkeypatch.setattr(machines, "elsewhere", lambda outcome: [("a", ratio_check({"ratio": 5}))])
-    assert claims._on_other_machines(here).endswith("[recorded machines: holds on a]</small>")
+    text = say(ratio_check({"ratio": 5}), "The ratio is {ratio}")
+    assert "fails on c (ratio = 2)" in text and "b&lt;" in text, "escaped in the page"
 
 
 # ---- make record's command line and the commit it records --------------------------------------------------------

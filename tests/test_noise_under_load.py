@@ -65,14 +65,15 @@ def test_a_busy_machine_shows_a_warning_or_an_interval_containing_the_quiet_valu
     while any(_alive(pid) for pid in loops) and time.monotonic() < deadline:
         time.sleep(0.05)
     warning = render.noise_warning([("thrice × once", busy)] if timing.is_noisy(busy) else [])
+    wide = timing.is_wide(busy)  # said beside the value: "(low–high, wide)"
     # Not a wrong finding: the busy interval reaches the quiet one, or the printed value agrees with the quiet
     # value within the tolerance the page promises for a ratio it does not flag.
     overlaps = busy["low"] is not None and quiet["low"] is not None and \
         busy["low"] <= quiet["high"] and quiet["low"] <= busy["high"]
     agrees = abs(busy["value"] / quiet["value"] - 1) <= timing.NOISE_TOLERANCE
-    assert warning or overlaps or agrees, f"busy {busy} printed as a finding; quiet {quiet}"
+    assert warning or wide or overlaps or agrees, f"busy {busy} printed as a finding; quiet {quiet}"
     if warning:
-        assert "thrice × once" in warning and "REFRESH=timing" in warning
+        assert "thrice × once" in warning and "REFRESH=timing" not in warning
     # Where the kernel says who used the CPU (/proc), the busy loops are seen for what they are: other programs
     # holding the machine, whatever the spread looked like.
     if timing.cpu_snapshot() is not None and len(loops) / (os.cpu_count() or 1) > 2 * timing.CONTENTION_LIMIT:

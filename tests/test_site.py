@@ -94,13 +94,15 @@ def test_page_has_its_figures_claims_and_tables(built_site, page):
 
 
 def test_every_timing_table_carries_the_environment_stamp(built_site):
+    """Below the table, or once for the page in its In short when the table was measured there."""
     for page in PAGES:
         html = (built_site / page).read_text(encoding="utf-8")
+        said = re.search(r"(?:Numbers on this page measured with|本页数字的测量环境：)\s*([^<]*?)[.。]\s*<", html)
         for table in re.findall(r"<table>.*?</table>", html, flags=re.S):
             if "× baseline" in table:
                 after = html[html.index(table) + len(table):][:2000]
-                assert 'class="pitfalls-stamp"' in after, f"{page}: a timing table has no stamp"
-                assert "torch " in after and "threads" in after
+                stamped = 'class="pitfalls-stamp"' in after and "torch " in after and "threads" in after
+                assert stamped or said, f"{page}: a timing table has no stamp, and its page names none"
 
 
 def test_environment_page_names_the_machine(built_site):
@@ -204,9 +206,29 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
         others = set(re.findall(re.escape(value) + r" \([^)]*\)", " ".join((home, in_short, summary)))) - {shown}
         if others:
             problems.append(f"{name} ÷ direct is {shown}, also printed as {sorted(others)}")
-    for where, text in (("loader page, In short", in_short), ("loader page, the answer's explanations", rest)):
+    stage_table = rest.split("Stage, timed inside one DataLoader epoch", 1)[1].split("Timed on its own", 1)[0]
+    for where, text in (("loader page, In short", in_short), ("loader page, the answer's explanations", rest),
+                        ("loader page, the stage table", stage_table)):
         if per_sample not in text:
             problems.append(f"the per-sample share is {per_sample} but the {where} does not say so")
+    shares = derive.breakdown_shares(run(measure.breakdown))
+    for key in ("indexing", "collate"):
+        shown = figures.percent(shares[key])
+        for where, text in (("home page", home), ("loader page, the stage table", stage_table)):
+            if shown not in text:
+                problems.append(f"the {key} share is {shown} but the {where} does not say so")
+    # the Chinese edition prints the same numbers, in the same places
+    zh_home = _visible_text((built_site / "zh" / "index.html").read_text(encoding="utf-8"))
+    zh_loader = _visible_text((built_site / "zh" / "loader-overhead" / "index.html").read_text(encoding="utf-8"))
+    for name in ("DataLoader", "DataLoader + BatchedTensorDataset", "TensorLoader"):
+        shown = ratio_interval(ratios[name]).replace(", wide)", "，区间宽)").replace(", noisy)", "，有噪声)")
+        for where, text in (("zh home page", zh_home), ("zh loader page", zh_loader)):
+            if shown not in text:
+                problems.append(f"{name} ÷ direct is {shown} but the {where} does not say so")
+    for shown in (per_sample, figures.percent(shares["indexing"]), figures.percent(shares["collate"])):
+        plain = shown.replace(", wide)", "，区间宽)").replace(", noisy)", "，有噪声)")
+        if plain not in zh_loader:
+            problems.append(f"the zh loader page does not print the share {plain}")
     assert not problems, "\n".join(problems)
 
 
