@@ -641,12 +641,15 @@ def test_figures_stay_light_enough_to_render_fast(visits):
     assert not problems, _report(problems, f"figures over {FIGURE_MARKER_BUDGET} SVG markers")
 
 
-def test_every_timing_table_is_followed_by_a_visible_stamp(visits):
+def test_every_timing_table_is_followed_by_a_visible_stamp(visits, site_dir):
+    """Below the table, or once for the whole page under its In short, when the table was measured there."""
     problems, tables = [], 0
     for visit in _visited(visits):
+        html = (site_dir / visit["page"] / "index.html").read_text(encoding="utf-8")
+        page_stamp = "Numbers on this page measured with" in html or "本页数字的测量环境" in html
         for table in visit["light"]["timingTables"]:
             tables += 1
-            if not table["stampVisible"] or "torch" not in (table["stamp"] or ""):
+            if not page_stamp and (not table["stampVisible"] or "torch" not in (table["stamp"] or "")):
                 problems.append(f"/{visit['page']}: table [{table['header']}] is followed by {table['next']} "
                                 f"(stamp: {table['stamp']!r}, visible: {table['stampVisible']})")
     assert tables >= 1, "no timing table (a header with a 'median' column) on any page"
@@ -894,3 +897,107 @@ def test_recipe_names_never_break_on_a_phone(browser, base_url):
     assert len(lines) >= 3, f"the recipes' table lists {len(lines)} files"
     broken = [name for name, boxes in lines if boxes != 1]
     assert not broken, f"file names broken across lines on a {PHONE['width']}px phone: {broken}"
+
+
+_PHONE_READING = """() => {
+  const width = document.documentElement.clientWidth;
+  const isRatio = (th) => th.textContent.includes('×') && /95\\s?%/.test(th.textContent);
+  const table = [...document.querySelectorAll('.md-typeset table')].find((t) => [...t.querySelectorAll('th')].some(isRatio));
+  const ratioHeader = table ? [...table.querySelectorAll('th')].find(isRatio) : null;
+  const headerCode = [...document.querySelectorAll('.md-typeset th code')]
+    .filter((c) => c.getClientRects().length > 1).map((c) => c.textContent);
+  const small = [];
+  for (const svg of document.querySelectorAll('figure.pitfalls-figure svg')) {
+    if (!svg.getClientRects().length) continue;  // in a closed tab
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    for (const tspan of svg.querySelectorAll('text, tspan')) {
+      const size = parseFloat(getComputedStyle(tspan).fontSize) * scale;
+      if (tspan.textContent.trim() && size < 9) small.push(`${tspan.textContent.trim()} at ${size.toFixed(1)} px`);
+    }
+  }
+  const covered = [];
+  for (const pre of document.querySelectorAll('.md-typeset pre')) {
+    const button = pre.querySelector(':scope > .md-code__nav .md-code__button, :scope > .md-clipboard');
+    const code = pre.querySelector(':scope > code');
+    if (!button || !code || !pre.getClientRects().length) continue;
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    let node, first = null;
+    while ((node = walker.nextNode())) {
+      const at = node.textContent.indexOf('\\n');
+      if (!first) { first = node; range.setStart(node, 0); }
+      if (at >= 0) { range.setEnd(node, at); break; }
+      range.setEnd(node, node.textContent.length);
+    }
+    const b = button.getBoundingClientRect();
+    for (const r of range.getClientRects()) {
+      if (r.width && r.right > b.left && r.left < b.right && r.bottom > b.top && r.top < b.bottom) {
+        covered.push(code.textContent.split('\\n')[0].slice(0, 60));
+        break;
+      }
+    }
+  }
+  return {ratioRight: ratioHeader ? ratioHeader.getBoundingClientRect().right : null, width, headerCode,
+          small: small.slice(0, 8), smallCount: small.length, covered: covered.slice(0, 5), coveredCount: covered.length};
+}"""
+
+
+@pytest.mark.parametrize("page", ["loader-overhead/", "zh/loader-overhead/", "update-steps/", "seeding-order/"])
+def test_a_phone_reader_sees_the_ratio_column_whole_identifiers_legible_figures_and_clear_code(browser, base_url,
+                                                                                                page):
+    phone = _Session(browser, base_url, viewport=PHONE, phone=True)
+    try:
+        phone.open(base_url + page)
+        # content-visibility: a figure is laid out when it nears the screen
+        phone.page.evaluate("() => document.querySelectorAll('figure.pitfalls-figure').forEach((f) => f.scrollIntoView())")
+        phone.page.evaluate("() => window.scrollTo(0, 0)")
+        seen = phone.page.evaluate(_PHONE_READING)
+    finally:
+        phone.close()
+    if page.endswith("loader-overhead/"):
+        assert seen["ratioRight"] is not None and seen["ratioRight"] <= seen["width"], (
+            f"/{page}: the question's ratio column ends at {seen['ratioRight']} px on a {seen['width']} px screen")
+    assert not seen["headerCode"], f"/{page}: identifiers broken in table headers: {seen['headerCode']}"
+    assert not seen["smallCount"], f"/{page}: {seen['smallCount']} figure texts under 9 px, e.g. {seen['small']}"
+    assert not seen["coveredCount"], f"/{page}: copy buttons over the first line of {seen['covered']}"
+
+
+def test_figures_follow_dark_mode_and_a_hovered_claim_moves_nothing(browser, base_url):
+    laptop = _Session(browser, base_url, viewport=LAPTOP)
+    try:
+        laptop.open(base_url + "update-steps/")
+        light = laptop.page.evaluate("() => getComputedStyle(document.querySelector('figure.pitfalls-figure'))"
+                                     ".backgroundColor")
+        laptop.page.locator(f"{PALETTE_TOGGLE}:visible").first.click()
+        laptop.page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
+        dark = laptop.page.evaluate("""() => {
+          const figure = document.querySelector('figure.pitfalls-figure');
+          const svg = figure.querySelector('svg');
+          const text = svg.querySelector('tspan, text');
+          const canvas = svg.querySelector('path');
+          return {figure: getComputedStyle(figure).backgroundColor,
+                  page: getComputedStyle(document.body).backgroundColor,
+                  canvas: getComputedStyle(canvas).fill, text: getComputedStyle(text).fill,
+                  fg: getComputedStyle(document.querySelector('.md-typeset')).color};
+        }""")
+        claim = laptop.page.locator(".pitfalls-claim").first
+        claim.scroll_into_view_if_needed()
+        # the gap from the claim's paragraph to the block after it (content-visibility may lay out blocks
+        # elsewhere on the page as it scrolls: measured relative to the paragraph itself)
+        following = """(claim) => {
+          let block = claim.closest('p, li');
+          const top = block.getBoundingClientRect().top;
+          while (block && !block.nextElementSibling) block = block.parentElement;
+          return block.nextElementSibling.getBoundingClientRect().top - top;
+        }"""
+        before = claim.evaluate(following)
+        claim.hover()
+        laptop.page.wait_for_timeout(200)
+        tip_shown = claim.evaluate("(c) => getComputedStyle(c.nextElementSibling).display !== 'none'")
+        after = claim.evaluate(following)
+    finally:
+        laptop.close()
+    assert light == "rgb(255, 255, 255)"
+    assert dark["figure"] == dark["page"] and dark["canvas"] == dark["page"], f"figures stay white in dark mode: {dark}"
+    assert dark["text"] == dark["fg"], f"figure text does not take the page's text colour: {dark}"
+    assert tip_shown and abs(after - before) < 1, f"hovering a claim moved the next block by {after - before:.0f} px"
