@@ -178,7 +178,7 @@ def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_nois
     busy = test_checks_loader.question_times()
     busy["rows"][4]["contention"] = 0.5  # TensorLoader timed while another program held half the machine
     text = figures.question_timing(_synthetic(busy, "question_timing"))
-    assert '!!! warning "Measured on a busy machine"' in text and "\n\n!!! warning" in text
+    assert '!!! warning "Measured while the machine was busy or unsteady"' in text and "\n\n!!! warning" in text
     assert "- TensorLoader ÷ direct: " in text and "other programs used 50% of the CPU" in text
     assert "- DataLoader ÷ direct" not in text, "the quiet ratios are not named"
     assert "REFRESH=timing" not in text, "no build command in the page's text"
@@ -196,7 +196,7 @@ def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
     busy_question = test_checks_loader.question_times()
     busy_question["rows"][4]["contention"] = 0.5
     text = figures.summary_warning(_synthetic(busy_question, "question_timing"), parts, ["per_sample"], steps)
-    assert '\n!!! warning "Measured on a busy machine"' in text and "- TensorLoader ÷ direct: " in text
+    assert '\n!!! warning "Measured while the machine was busy or unsteady"' in text and "- TensorLoader ÷ direct: " in text
     assert "- DataLoader ÷ direct" not in text, "only the disturbed number is named"
     drifted = test_checks_loader.breakdown_times()
     indexing = next(row for row in drifted["inside"] if row["stage"] == "indexing")  # timed inside the epoch
@@ -211,7 +211,7 @@ def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
     assert "- DataLoader per batch, MLP 784→512→512→10, cross-entropy: share of the loader and step time: " in text
     assert "other programs used 50% of the CPU" in text
     shown = render.percent_interval(derive.loader_share(busy, busy["rows"][-1], "DataLoader"))
-    assert shown.endswith(", noisy)") and f": {shown}, other programs" in text, "the number reads as in its table"
+    assert shown.endswith(", noisy)") and f": {shown} — other programs" in text, "the number reads as in its table"
 
 
 def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():

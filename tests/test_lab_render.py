@@ -378,12 +378,12 @@ def test_noisy_ratios_are_named_in_a_visible_warning():
                                  ("busy", {"value": 3.0, "low": 2.97, "high": 3.03, "contention": 0.456}),
                                  ("drifted", {"value": 3.0, "low": 2.0, "high": 4.0, "drifted": True}),
                                  ("quiet", {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.1})]) == (
-        '!!! warning "Measured on a busy machine"\n'
-        "    Other programs used more than 10% of the machine's CPU time, or its speed drifted, while these were "
-        "measured: the values may be off, not only spread, and no claim is decided on them.\n"
+        '!!! warning "Measured while the machine was busy or unsteady"\n'
+        "    While these were measured, other programs used more than 10% of the CPU, or the machine's speed "
+        "changed. The values themselves may be biased, not just imprecise, and no ✓ check relies on them.\n"
         "\n"
-        "    - busy: 3.00× (2.97–3.03, noisy), other programs used 46% of the CPU\n"
-        "    - drifted: 3× (2–4, noisy), the machine's speed drifted\n"), "wide or without an interval: said beside the value"
+        "    - busy: 3.00× (2.97–3.03, noisy) — other programs used 46% of the CPU\n"
+        "    - drifted: 3× (2–4, noisy) — the machine's speed drifted\n"), "wide or without an interval: said beside the value"
     assert render.noise_warning([("wide", {"value": 7.73, "low": 5.0, "high": 11.0})]) == ""
 
 
@@ -497,5 +497,5 @@ def test_a_share_is_written_in_percent_with_or_without_an_interval():
 def test_a_noisy_share_is_named_in_percent_and_a_ratio_as_a_ratio():
     busy = {"value": 0.5, "low": 0.2, "high": 0.8, "contention": 0.3}
     text = render.noise_warning([("per-sample share of the epoch", busy, True), ("DataLoader ÷ direct", busy)])
-    assert "    - per-sample share of the epoch: 50% (20–80, noisy), other programs used 30% of the CPU\n" in text
-    assert "    - DataLoader ÷ direct: 0.5× (0.2–0.8, noisy), other programs used 30% of the CPU\n" in text
+    assert "    - per-sample share of the epoch: 50% (20–80, noisy) — other programs used 30% of the CPU\n" in text
+    assert "    - DataLoader ÷ direct: 0.5× (0.2–0.8, noisy) — other programs used 30% of the CPU\n" in text

@@ -121,7 +121,11 @@ def test_the_in_short_says_where_it_was_measured_and_is_followed_by_jump_links_a
     assert links == headings and len(links) >= 5, f"{page}: the jump links are the page's sections, in order"
     assert any(anchor.startswith(("recipe", "the-recipes")) for anchor in links), f"{page}: no link to the recipe"
     legend_text = re.sub(r"<[^>]+>", "", after_box[legend:first_section])
-    assert "95 %" in legend_text or "95% 区间" in legend_text
+    from snippets.lab import mkdocs_hook
+
+    explained = "95 %" in legend_text or "95% 区间" in legend_text
+    printed = bool(mkdocs_hook._INTERVAL.search(re.sub(r'<span class="pitfalls-claim__tip".*?</span>', "", text)))
+    assert explained == printed, f"{page}: intervals printed: {printed}, explained under the In short: {explained}"
 
 
 @pytest.mark.parametrize("page", TOPIC_PAGES)

@@ -555,13 +555,16 @@ def on_page_content(html, page, **kwargs):
     return html
 
 
-LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements: tap, click or focus it to see the "
-                 "bound that was checked and the value measured.")
+LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements: tap, click or focus it to see what "
+                 "was checked and what was measured.")
 LEGEND_UNDECIDED = "? marks one the measurements here could not decide."
 LEGEND_INTERVALS = ("A ratio or share is printed with its 95 % interval, low–high: the range a re-measurement on the "
                     "same machine should land in.")
-LEGEND_WIDE = "“wide”: that range is more than ±{tolerance} of the value, so read the value as its range."
-LEGEND_NOISY = "“noisy”: the machine was busy or drifting while it was measured, so the value may be off."
+LEGEND_WIDE = "“wide”: the range is more than ±{tolerance} of the value; the value is rough, trust the range."
+LEGEND_NOISY = ("“noisy”: other programs were running or the machine's speed changed while it was measured, so the "
+                "value itself may be off (a noisy value may also be wide).")
+# a printed interval: "15× (12–20", "90% (84–96", "0.41 (0.32–0.5"
+_INTERVAL = re.compile(r"\d[×%]? \(-?[\d.,]+–")
 
 
 def _with_legend(html: str) -> str:
@@ -572,10 +575,11 @@ def _with_legend(html: str) -> str:
         return html
     t = _lab("i18n").t
     first = [t(LEGEND_CLAIMS)] + ([t(LEGEND_UNDECIDED)] if "pitfalls-claim--undecided" in html else [])
-    second = [t(LEGEND_INTERVALS)] + ([t(LEGEND_WIDE, tolerance=f"{_lab('timing').NOISE_TOLERANCE:.0%}")] if t(", wide") + ")" in html else []) + (
+    second = ([t(LEGEND_INTERVALS)] if _INTERVAL.search(html) else []) + ([t(LEGEND_WIDE, tolerance=f"{_lab('timing').NOISE_TOLERANCE:.0%}")] if t(", wide") + ")" in html else []) + (
         [t(LEGEND_NOISY)] if t(", noisy") + ")" in html else [])
     space = "" if _lab("context").current().language == "zh" else " "
-    legend = (f'<p class="pitfalls-legend">{space.join(first)}<br>\n{space.join(second)}</p>\n')
+    lines = [space.join(first)] + ([space.join(second)] if second else [])
+    legend = '<p class="pitfalls-legend">' + "<br>\n".join(lines) + "</p>\n"
     after = _end_of_in_short(html)
     if after is not None:  # under the In short: the jump links, then the notation
         return f"{html[:after]}\n{_jump_links(html)}{legend}{html[after:]}"
@@ -613,7 +617,8 @@ def _jump_links(html: str) -> str:
         return ""
     t = _lab("i18n").t
     links = " · ".join(f'<a href="#{anchor}">{title.strip()}</a>' for anchor, title in sections)
-    return f'<nav class="pitfalls-jump" aria-label="{t("On this page")}"><p>{t("On this page:")} {links}</p></nav>\n'
+    space = "" if _lab("context").current().language == "zh" else " "
+    return f'<nav class="pitfalls-jump" aria-label="{t("On this page")}"><p>{t("On this page:")}{space}{links}</p></nav>\n'
 
 
 def on_post_build(config):

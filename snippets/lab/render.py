@@ -504,7 +504,13 @@ def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = True) -> 
     elif digits == 0 and half >= 10:
         step = 10 ** math.floor(math.log10(half))
         value, low, high = (round(v / step) * step for v in (value, low, high))
-    return noisy_said(f"{value:,.{digits}f}{suffix} ({low:,.{digits}f}–{high:,.{digits}f})", interval, flag)
+    shown = [_unsigned_zero(f"{v:,.{digits}f}") for v in (value, low, high)]
+    return noisy_said(f"{shown[0]}{suffix} ({shown[1]}–{shown[2]})", interval, flag)
+
+
+def _unsigned_zero(text: str) -> str:
+    """``-0`` and ``-0.00`` (a small negative bound, rounded) read as the zero they print."""
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
 
 
 def percent_interval(interval: dict, *, flag: bool = True) -> str:
@@ -549,10 +555,10 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
     noisy = [entry for entry in noisy if is_disturbed(entry[1])]
     if not noisy:
         return ""
-    lines = [f'!!! warning "{t("Measured on a busy machine")}"',
-             "    " + t("Other programs used more than {limit} of the machine's CPU time, or its speed drifted, "
-                        "while these were measured: the values may be off, not only spread, and no claim is "
-                        "decided on them.", limit=f"{CONTENTION_LIMIT:.0%}"), ""]
+    lines = [f'!!! warning "{t("Measured while the machine was busy or unsteady")}"',
+             "    " + t("While these were measured, other programs used more than {limit} of the CPU, or the "
+                        "machine's speed changed. The values themselves may be biased, not just imprecise, and no "
+                        "✓ check relies on them.", limit=f"{CONTENTION_LIMIT:.0%}"), ""]
     for name, interval, *share in noisy:
         shown = []
         if contended(interval.get("contention")):
@@ -561,7 +567,7 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
             shown.append(t("the machine's speed drifted"))
         # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
-        lines.append(f"    - {t(name)}: {value}, {'; '.join(shown)}")
+        lines.append(f"    - {t(name)}: {value} — {'; '.join(shown)}")
     return "\n".join(lines) + "\n"
 
 
