@@ -420,7 +420,16 @@ def _listed_operations(device: torch.device, n_indices: int) -> dict[str, Callab
             lambda: torch.zeros(10, device=device).index_put_((index,), values, accumulate=True),
         "put_(..., accumulate=True)": lambda: torch.zeros(10, device=device).put_(index, values, accumulate=True),
         "index_copy_(0, index, values)": lambda: torch.zeros(10, device=device).index_copy_(0, index, values),
+        # the gradient of a gather with repeated indices, as every embedding lookup takes it
+        "__getitem__ (backward of w[index])": lambda: _gather_gradient(device, index, values),
     }
+
+
+def _gather_gradient(device: torch.device, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """The gradient of ``(w[index] * values).sum()`` with respect to ``w``: repeated indices are summed into it."""
+    weight = torch.zeros(10, device=device, requires_grad=True)
+    (weight[index] * values).sum().backward()
+    return weight.grad
 
 
 def _documented_cpu_operations() -> list[str]:
@@ -476,8 +485,8 @@ def deterministic_mode(epochs: int = 300, n_indices: int = 1_000_000, runs: int 
     finally:
         torch.set_num_threads(original_threads)
     documented_as = {"index_put_": "torch.Tensor.index_put", "put_": "torch.Tensor.put_",
-                     "index_copy_": "torch.Tensor.index_copy"}
-    rows = [{"operation": name, "documented_as": documented_as[name.split("(")[0]],
+                     "index_copy_": "torch.Tensor.index_copy", "__getitem__": "torch.Tensor.__getitem__"}
+    rows = [{"operation": name, "documented_as": documented_as[name.split("(")[0].strip()],
              "distinct_off": len(set(outputs[False][name])), "distinct_on": len(set(outputs[True][name])),
              "raises_on": isinstance(outputs[True][name][0], str),
              "off_equal_to_on": sum(key == outputs[True][name][0] for key in outputs[False][name])}
