@@ -904,8 +904,20 @@ _PHONE_READING = """() => {
   const isRatio = (th) => th.textContent.includes('×') && /95\\s?%/.test(th.textContent);
   const table = [...document.querySelectorAll('.md-typeset table')].find((t) => [...t.querySelectorAll('th')].some(isRatio));
   const ratioHeader = table ? [...table.querySelectorAll('th')].find(isRatio) : null;
-  const headerCode = [...document.querySelectorAll('.md-typeset th code')]
-    .filter((c) => c.getClientRects().length > 1).map((c) => c.textContent);
+  // an identifier may break where it has a space ("f(..., k=1)"), never inside a word
+  const headerCode = [];
+  for (const c of document.querySelectorAll('.md-typeset th code')) {
+    const node = c.firstChild;
+    if (!node || node.nodeType !== Node.TEXT_NODE) continue;
+    let at = 0;
+    for (const word of node.textContent.split(' ')) {
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + word.length);
+      if (word && range.getClientRects().length > 1) headerCode.push(`${word} in ${c.textContent}`);
+      at += word.length + 1;
+    }
+  }
   const small = [];
   for (const svg of document.querySelectorAll('figure.pitfalls-figure svg')) {
     if (!svg.getClientRects().length) continue;  // in a closed tab

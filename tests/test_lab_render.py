@@ -73,7 +73,7 @@ def _stored(private_cache) -> list:
 
 def test_a_figure_is_inline_svg_in_a_labelled_figure_element(private_cache):
     text = _draw(_result(timing=True, experiment="steps.curves"))
-    assert text.startswith('<figure class="pitfalls-figure" data-experiment="steps.curves" data-timing="true">\n<svg ')
+    assert text.startswith('<figure class="pitfalls-figure" tabindex="0" data-experiment="steps.curves" data-timing="true">\n<svg ')
     assert text.endswith("</svg>\n</figure>\n")
     svg_text = text.split("\n")[1]
     root = ET.fromstring(svg_text)

@@ -141,7 +141,7 @@ def test_a_changed_line_reruns_exactly_its_experiment_and_stales_only_it(copy):
 
 
 def _figure(html: str, experiment: str) -> str:
-    found = re.search(rf'<figure class="pitfalls-figure" data-experiment="{re.escape(experiment)}".*?</figure>',
+    found = re.search(rf'<figure class="pitfalls-figure" tabindex="0" data-experiment="{re.escape(experiment)}".*?</figure>',
                       html, flags=re.S)
     assert found, f"no figure of {experiment}"
     return found.group(0)

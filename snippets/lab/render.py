@@ -88,7 +88,8 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = lean_svg(buffer.getvalue(), label=alt)
     text = (
-        f'<figure class="pitfalls-figure" data-experiment="{result.experiment}" '
+        # focusable: on a phone a figure scrolls sideways rather than shrink its text, and a keyboard scrolls it
+        f'<figure class="pitfalls-figure" tabindex="0" data-experiment="{result.experiment}" '
         f'data-timing="{str(result.timing).lower()}">\n{text}\n</figure>\n'
     )
     store.store_text(path, text)
@@ -246,8 +247,8 @@ def lean_svg(text: str, *, label: str) -> str:
 
 
 _FONT_SIZE = re.compile(r"font-size:\s*([\d.]+)px")
-_THEME = {"#ffffff": "bg", "#1a1a1a": "fg", "#000000": "fg"}
-_THEMED = re.compile(r"\b(fill|stroke): (#ffffff|#1a1a1a|#000000)\b")
+_THEME = {"#ffffff": "bg", "#1a1a1a": "fg", "#000000": "fg", "#555555": "muted", "#a64b00": "warn"}
+_THEMED = re.compile(r"\b(fill|stroke): (#ffffff|#1a1a1a|#000000|#555555|#a64b00)\b")
 
 
 def _style(text: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import cProfile
 import gc
 import itertools
+import multiprocessing
 import pstats
 import statistics
 import time
@@ -632,7 +633,10 @@ def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)
         rows += [_timing_row(label, timings[label], n=n, batch_size=batch_size) for label in loaders]
         del loaders, epochs  # shuts the persistent workers down
         gc.collect()
-    return {"settings": [list(s) for s in settings], "rows": rows, "threads": torch.get_num_threads()}
+    # how DataLoader starts its workers here: fork (Linux before Python 3.14), forkserver (Linux from 3.14) or
+    # spawn (macOS, Windows), which pickles the dataset to every worker
+    return {"settings": [list(s) for s in settings], "rows": rows, "threads": torch.get_num_threads(),
+            "start_method": multiprocessing.get_start_method()}
 
 
 def _accelerator() -> torch.device | None:
