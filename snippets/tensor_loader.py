@@ -78,6 +78,7 @@ DataLoader's are, equal to those of ``DataLoader(TensorDataset(...))`` with the 
 
 from __future__ import annotations
 
+import collections.abc
 import math
 import numbers
 from array import array
@@ -306,20 +307,47 @@ class BatchedTensorDataset(TensorDataset):
         _check_tensors("BatchedTensorDataset", tensors)
         super().__init__(*tensors)
 
-    def __getitems__(self, indices: Sequence[int]) -> tuple[torch.Tensor, ...]:
-        """The rows at ``indices`` of every tensor: one batch, as a tuple with one tensor per input tensor."""
+    def __getitems__(self, indices: Sequence[int]) -> "BatchedRows":
+        """The rows at ``indices`` of every tensor, fetched with one indexing per tensor: a ``BatchedRows``, which
+        ``collate`` turns into the batch at once and which reads as the list of samples that torch's wrappers
+        (``StackDataset``, ``Subset``) and ``default_collate`` expect from ``__getitems__``."""
         index = _index_tensor(indices)
         # contiguous(): the stacked batch of default_collate is contiguous whatever the input's strides.
-        return tuple(tensor[index.to(tensor.device)].contiguous() for tensor in self.tensors)
+        return BatchedRows(tuple(tensor[index.to(tensor.device)].contiguous() for tensor in self.tensors))
 
     @staticmethod
     def collate(batch: Any) -> Any:
-        """DataLoader's ``collate_fn`` for this dataset: a batch from ``__getitems__`` (a tuple of tensors) becomes
-        the list DataLoader yields; a list of samples (from a wrapper that indexes sample by sample, such as
-        ``ConcatDataset``) goes to ``default_collate`` as usual."""
-        if isinstance(batch, tuple):
-            return list(batch)
+        """DataLoader's ``collate_fn`` for this dataset: a batch from ``__getitems__`` (``BatchedRows``, directly or
+        through ``Subset``) becomes the list DataLoader yields, as it is; anything else — a list of samples from
+        a wrapper that indexes sample by sample (``ConcatDataset``) or builds its own samples (``StackDataset``)
+        — goes to ``default_collate`` as usual."""
+        if isinstance(batch, BatchedRows):
+            return list(batch.tensors)
         return default_collate(batch)
+
+
+class BatchedRows(collections.abc.Sequence):
+    """One batch of a ``BatchedTensorDataset``: a tensor per input tensor, each holding the batch's rows. It is
+    also the sequence of its samples — ``len()`` is the batch size and ``rows[i]`` the tuple ``dataset[i]`` would
+    give — so a wrapper that expects ``__getitems__`` to return one sample per index gets exactly that."""
+
+    __slots__ = ("tensors",)
+
+    def __init__(self, tensors: tuple[torch.Tensor, ...]) -> None:
+        self.tensors = tensors
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"batch index {i} out of range for a batch of {len(self)}")
+        return tuple(tensor[i] for tensor in self.tensors)
+
+    def __repr__(self) -> str:
+        return f"BatchedRows({len(self)} rows of {len(self.tensors)} tensors)"
 
 
 def _shard(distributed: Optional[bool], rank: Optional[int],

@@ -480,11 +480,11 @@ def test_batched_dataset_inside_subset_and_concat_dataset():
 def test_batched_dataset_index_lists_of_every_kind():
     x = torch.arange(10.0)
     data = BatchedTensorDataset(x)
-    assert data.__getitems__([3, 1])[0].tolist() == [3.0, 1.0]
-    assert data.__getitems__(torch.tensor([4, 2]))[0].tolist() == [4.0, 2.0]
-    assert data.__getitems__(range(2))[0].tolist() == [0.0, 1.0]
-    assert data.__getitems__([])[0].shape == (0,)
-    assert data.__getitems__([torch.tensor(5), 6])[0].tolist() == [5.0, 6.0]  # not plain ints: torch converts
+    assert data.__getitems__([3, 1]).tensors[0].tolist() == [3.0, 1.0]
+    assert data.__getitems__(torch.tensor([4, 2])).tensors[0].tolist() == [4.0, 2.0]
+    assert data.__getitems__(range(2)).tensors[0].tolist() == [0.0, 1.0]
+    assert data.__getitems__([]).tensors[0].shape == (0,)
+    assert data.__getitems__([torch.tensor(5), 6]).tensors[0].tolist() == [5.0, 6.0]  # not plain ints: torch converts
     # The index tensor keeps the buffer it was made from alive.
     index = tensor_loader._index_tensor([7, 8, 9])
     import gc
@@ -529,5 +529,81 @@ def test_a_samplers_indices_become_an_int64_tensor_as_given():
     given = torch.tensor([4, 1])
     assert _index_tensor(given) is given
     x = torch.arange(10.0).unsqueeze(1)
-    (batch,) = BatchedTensorDataset(x).__getitems__([9, -1, 0])
+    (batch,) = BatchedTensorDataset(x).__getitems__([9, -1, 0]).tensors
     assert batch.squeeze(1).tolist() == [9.0, 9.0, 0.0]
+
+
+# ---- BatchedTensorDataset inside torch's own dataset wrappers ------------------------------------------------------
+
+def _wrapped(kind: str, make):
+    """The same wrapper around BatchedTensorDataset (``make=BatchedTensorDataset``) or TensorDataset."""
+    from torch.utils.data import ConcatDataset, StackDataset, Subset
+
+    data = torch.Generator().manual_seed(0)
+    x, y, z = torch.randn(10, 3, generator=data), torch.randn(10, 1, generator=data), torch.arange(10.0)
+    return {
+        "direct": lambda: make(x, y),
+        "StackDataset, tuple": lambda: StackDataset(make(x, y), TensorDataset(z)),
+        "StackDataset, dict": lambda: StackDataset(pair=make(x, y), index=TensorDataset(z)),
+        "StackDataset, two of it": lambda: StackDataset(make(x, y), make(z)),
+        "Subset": lambda: Subset(make(x, y), [9, 1, 3, 5, 7, 0]),
+        "ConcatDataset": lambda: ConcatDataset([make(x, y), make(x + 1, y - 1)]),
+        "Subset of StackDataset": lambda: Subset(StackDataset(make(x, y), make(z)), [2, 4, 6, 8]),
+        "StackDataset of Subsets": lambda: StackDataset(Subset(make(x), [0, 2, 4, 6]), Subset(make(y), [1, 3, 5, 7])),
+    }[kind]()
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(p, q) for p, q in zip(a, b))
+    return a == b
+
+
+WRAPPERS = ["direct", "StackDataset, tuple", "StackDataset, dict", "StackDataset, two of it", "Subset", "ConcatDataset",
+            "Subset of StackDataset", "StackDataset of Subsets"]
+
+
+@pytest.mark.parametrize("kind", WRAPPERS)
+@pytest.mark.parametrize("batch_size", [1, 2, 3, 4, 7, 10])
+@pytest.mark.parametrize("collate", ["BatchedTensorDataset.collate", "default_collate"])
+def test_batched_dataset_inside_torchs_wrappers_gives_tensordatasets_batches(kind, batch_size, collate):
+    """Every wrapper, every batch size, shuffled, with this dataset's collate_fn or torch's default: the batches,
+    their structure (tuple, dict, nesting) and their order are those of the same wrapper around TensorDataset."""
+    options = {"collate_fn": BatchedTensorDataset.collate} if collate == "BatchedTensorDataset.collate" else {}
+    ours = list(DataLoader(_wrapped(kind, BatchedTensorDataset), batch_size=batch_size, shuffle=True,
+                           generator=torch.Generator().manual_seed(3), **options))
+    theirs = list(DataLoader(_wrapped(kind, TensorDataset), batch_size=batch_size, shuffle=True,
+                             generator=torch.Generator().manual_seed(3)))
+    assert len(ours) == len(theirs) and all(_same(a, b) for a, b in zip(ours, theirs)), (ours[:1], theirs[:1])
+
+
+def test_used_directly_it_still_indexes_once_per_batch(monkeypatch):
+    calls = []
+    original = BatchedTensorDataset.__getitems__
+
+    def counted(self, indices):
+        calls.append(len(indices))
+        return original(self, indices)
+
+    monkeypatch.setattr(BatchedTensorDataset, "__getitems__", counted)
+    monkeypatch.setattr(BatchedTensorDataset, "__getitem__", lambda self, i: pytest.fail("indexed per sample"))
+    x = torch.randn(100, 2)
+    batches = list(DataLoader(BatchedTensorDataset(x), batch_size=32, collate_fn=BatchedTensorDataset.collate))
+    assert calls == [32, 32, 32, 4] and torch.equal(torch.cat([b[0] for b in batches]), x)
+
+
+def test_a_batch_reads_as_its_samples():
+    from snippets.tensor_loader import BatchedRows
+
+    x, y = torch.arange(6.0).view(3, 2), torch.tensor([7, 8, 9])
+    rows = BatchedTensorDataset(x, y).__getitems__([2, 0])
+    assert isinstance(rows, BatchedRows) and len(rows) == 2
+    assert _same(rows[0], (x[2], y[2])) and _same(rows[-1], (x[0], y[0])) and _same(rows[:1], [(x[2], y[2])])
+    assert [_same(a, b) for a, b in zip(rows, [(x[2], y[2]), (x[0], y[0])])] == [True, True]
+    with pytest.raises(IndexError, match="batch index 2 out of range for a batch of 2"):
+        rows[2]
+    assert repr(rows) == "BatchedRows(2 rows of 2 tensors)"
