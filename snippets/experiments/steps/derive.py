@@ -130,3 +130,14 @@ def best_lrs(result: Result) -> dict:
 def nearest_rule(exponent: float) -> float:
     """The exponent of the rule (0, ½ or 1) nearest ``exponent``."""
     return min(RULES, key=lambda rule: abs(exponent - rule))
+
+
+def spread_at_last_step(result: Result | dict) -> dict:
+    """How far apart the shuffled batch sizes are at the last step mark (the question's own 400 steps), from every
+    start: the largest loss over the smallest, in percent, with its range over the starts."""
+    def one(view: dict) -> tuple[bool, dict]:
+        last = view["equal_steps"][-1]
+        at = losses_at(view, "shuffled", lambda run: last)
+        return True, {"steps": last, "spread_pct": 100 * (max(at.values()) / min(at.values()) - 1)}
+
+    return across_starts(result, one)[1]
