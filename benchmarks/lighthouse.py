@@ -10,7 +10,7 @@ points on a busy machine, and the best run is the closest to what the page itsel
 the four scores, Largest Contentful Paint and Total Blocking Time, and every audit that kept a category below
 its target.
 
-Targets: accessibility, best practices and SEO 100; performance ≥ 90. Exits 1 when a page misses one, 2 when
+Targets: accessibility, best practices and SEO 100; performance ≥ 90; total blocking time ≤ 200 ms. Exits 1 when a page misses one, 2 when
 Lighthouse or Chromium is missing.
 
 Lighthouse is a Node package, installed beside this script (``benchmarks/node_modules`` is not committed)::
@@ -48,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 VERSION = "12.2.3"
 INSTALL = f"npm install --prefix {HERE.relative_to(HERE.parent)} --no-save --no-package-lock lighthouse@{VERSION}"
 CATEGORIES = {"performance": 90, "accessibility": 100, "best-practices": 100, "seo": 100}
+TBT_TARGET_MS = 200  # total blocking time, at most
 SHORT = {"performance": "perf", "accessibility": "a11y", "best-practices": "bp", "seo": "seo"}
 CHROME_FLAGS = "--headless --no-sandbox --disable-gpu"
 COMPRESSED = {".html", ".css", ".js", ".json", ".xml", ".svg", ".txt", ".py", ".map"}
@@ -93,10 +94,16 @@ class Audit:
     lcp_ms: float
     tbt_ms: float
     failing: dict[str, list[str]] = field(default_factory=dict)  # category -> audits below a perfect score
+    dom: int = 0  # DOM elements
+    main_thread: dict[str, float] = field(default_factory=dict)  # the main thread's time, by kind of work (ms)
+    scripts: list[tuple[str, float]] = field(default_factory=list)  # the scripts that ran longest (ms)
 
     def missed(self) -> list[str]:
-        return [f"{SHORT[c]} {self.scores.get(c)} < {target}" for c, target in CATEGORIES.items()
-                if self.scores.get(c) is None or self.scores[c] < target]
+        missed = [f"{SHORT[c]} {self.scores.get(c)} < {target}" for c, target in CATEGORIES.items()
+                  if self.scores.get(c) is None or self.scores[c] < target]
+        if math.isnan(self.tbt_ms) or self.tbt_ms > TBT_TARGET_MS:
+            missed.append(f"TBT {self.tbt_ms:,.0f} ms > {TBT_TARGET_MS} ms")
+        return missed
 
 
 def find_lighthouse() -> str | None:
@@ -157,8 +164,15 @@ def audit(lighthouse: str, url: str, page: str, chrome: str, workdir: Path, keep
         raise RuntimeError(f"lighthouse could not audit {url}: {report['runtimeError']}")
     scores = {name: round(100 * c["score"]) if c.get("score") is not None else None
               for name, c in report["categories"].items()}
+    audits = report["audits"]
+    work = {item["group"]: item["duration"] for item in
+            ((audits.get("mainthread-work-breakdown") or {}).get("details") or {}).get("items", [])}
+    scripts = [(item["url"].rsplit("/", 1)[-1] or item["url"], item["total"]) for item in
+               ((audits.get("bootup-time") or {}).get("details") or {}).get("items", [])[:3]]
     return Audit(page=page or "(home)", scores=scores, lcp_ms=_metric(report, "largest-contentful-paint"),
-                 tbt_ms=_metric(report, "total-blocking-time"), failing=_failing(report))
+                 tbt_ms=_metric(report, "total-blocking-time"), failing=_failing(report),
+                 dom=int(_metric(report, "dom-size")) if not math.isnan(_metric(report, "dom-size")) else 0,
+                 main_thread=work, scripts=scripts)
 
 
 def _metric(report: dict, name: str) -> float:
@@ -171,15 +185,20 @@ def best(runs: list[Audit]) -> Audit:
     top = max(runs, key=lambda a: (a.scores.get("performance") or 0, -a.tbt_ms if not math.isnan(a.tbt_ms) else -1e9))
     scores = {c: max((a.scores.get(c) or 0) for a in runs) for c in CATEGORIES}
     failing = {c: lines for c, lines in top.failing.items() if scores[c] < 100}
-    return Audit(page=top.page, scores=scores, lcp_ms=top.lcp_ms, tbt_ms=top.tbt_ms, failing=failing)
+    return Audit(page=top.page, scores=scores, lcp_ms=top.lcp_ms, tbt_ms=top.tbt_ms, failing=failing, dom=top.dom,
+                 main_thread=top.main_thread, scripts=top.scripts)
 
 
 def table(audits: list[Audit], runs: int) -> str:
-    headers = ["page", "perf", "a11y", "bp", "seo", "LCP", "TBT", f"perf of each run ({runs})"]
+    headers = ["page", "perf", "a11y", "bp", "seo", "LCP", "TBT", "DOM", "main thread: top costs",
+               f"perf of each run ({runs})"]
     rows = []
     for a, every in audits:
+        top = ", ".join(f"{group} {ms:,.0f}" for group, ms in
+                        sorted(a.main_thread.items(), key=lambda kv: -kv[1])[:3]) + " ms"
         rows.append([a.page, *(str(a.scores.get(c)) for c in CATEGORIES), f"{a.lcp_ms / 1000:.1f} s",
-                     f"{a.tbt_ms:,.0f} ms", " / ".join(str(r.scores.get("performance")) for r in every)])
+                     f"{a.tbt_ms:,.0f} ms", f"{a.dom:,}", top,
+                     " / ".join(str(r.scores.get("performance")) for r in every)])
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     line = lambda cells: "| " + " | ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i])  # noqa: E731
                                            for i, c in enumerate(cells)) + " |"
@@ -255,7 +274,9 @@ def main(argv: list[str] | None = None) -> int:
         for category, lines in a.failing.items():
             for line in lines[:8]:
                 print(f"  {SHORT[category]}: {line}", file=sys.stderr)
-    print("\ntargets: " + ", ".join(f"{SHORT[c]} ≥ {t}" for c, t in CATEGORIES.items())
+    for a, _ in results:
+        print(f"/{a.page}: longest scripts " + ", ".join(f"{name} {ms:,.0f} ms" for name, ms in a.scripts))
+    print("\ntargets: " + ", ".join(f"{SHORT[c]} ≥ {t}" for c, t in CATEGORIES.items()) + f", TBT ≤ {TBT_TARGET_MS} ms"
           + (" — all met" if not missed else f" — missed on {len(missed)} page(s)"))
     return 1 if missed else 0
 
