@@ -1005,11 +1005,17 @@ def test_figures_follow_dark_mode_and_a_hovered_claim_moves_nothing(browser, bas
         before = claim.evaluate(following)
         claim.hover()
         laptop.page.wait_for_timeout(200)
-        tip_shown = claim.evaluate("(c) => getComputedStyle(c.nextElementSibling).display !== 'none'")
+        hovered = claim.evaluate("""(c) => ({shown: getComputedStyle(c.nextElementSibling).display !== 'none',
+                                             title: c.title, tip: c.nextElementSibling.textContent})""")
         after = claim.evaluate(following)
+        claim.click()
+        laptop.page.wait_for_timeout(200)
+        clicked = claim.evaluate("(c) => getComputedStyle(c.nextElementSibling).display !== 'none'")
     finally:
         laptop.close()
     assert light == "rgb(255, 255, 255)"
     assert dark["figure"] == dark["page"] and dark["canvas"] == dark["page"], f"figures stay white in dark mode: {dark}"
     assert dark["text"] == dark["fg"], f"figure text does not take the page's text colour: {dark}"
-    assert tip_shown and abs(after - before) < 1, f"hovering a claim moved the next block by {after - before:.0f} px"
+    assert hovered["title"] == hovered["tip"] and hovered["tip"], "a resting pointer gets the tip as a tooltip"
+    assert not hovered["shown"] and abs(after - before) < 1, f"hovering a claim moved the next block by {after - before:.0f} px"
+    assert clicked, "a click opens the tip in the text"

@@ -127,7 +127,7 @@ def test_say_marks_the_sentence_with_condition_and_values(on_page):
            "runs = 2,000.")
     assert say(outcome, "The DataLoader run takes {ratio:.1f}× as long ({runs:,} runs).") == (
         '<span class="pitfalls-claim" tabindex="0" role="button" aria-expanded="false" '
-        f'aria-describedby="claim-tip-1" data-check="loader.slower">The DataLoader run '
+        f'aria-describedby="claim-tip-1" title="{tip}" data-check="loader.slower">The DataLoader run '
         'takes 7.7× as long (2,000 runs).</span>'
         f'<span class="pitfalls-claim__tip" id="claim-tip-1" hidden>{tip}</span>')
     assert 'id="claim-tip-2"' in say(outcome, "again"), "each claim of a page has its own tip"

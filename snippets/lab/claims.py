@@ -167,8 +167,9 @@ def _undecided_because(values: dict) -> str:
 
 
 def _marked(outcome: Check, text: str, tip: str, classes: str, *, fails_elsewhere: bool = False) -> str:
-    """The sentence, focusable, and its tip: shown while the pointer rests on the sentence (CSS), and on a tap,
-    click, Enter or Space (``assets/claims.js`` toggles it); screen readers read it as the sentence's description.
+    """The sentence, focusable, and its tip: the browser's tooltip (its title) while the pointer rests on it, and
+    on a tap, click, Enter or Space (``assets/claims.js`` toggles it); screen readers read it as the sentence's
+    description.
     A check that holds here and fails on a recorded machine is marked so (its ✓ says "here"); the tip says where."""
     build = context.current()
     number = build.claims[build.page] = build.claims.get(build.page, 0) + 1
@@ -176,8 +177,10 @@ def _marked(outcome: Check, text: str, tip: str, classes: str, *, fails_elsewher
     escaped = html.escape(tip, quote=True)
     if fails_elsewhere:
         classes += " pitfalls-claim--fails-elsewhere"
+    # title: a pointer resting on the claim gets the tip as the browser's tooltip; the tip itself opens on a tap,
+    # a click or the keyboard (and is what a screen reader reads, through aria-describedby)
     return (f'<span class="{classes}" tabindex="0" role="button" aria-expanded="false" aria-describedby="{tip_id}" '
-            f'data-check="{html.escape(outcome.name)}">{text}</span>'
+            f'title="{escaped}" data-check="{html.escape(outcome.name)}">{text}</span>'
             f'<span class="pitfalls-claim__tip" id="{tip_id}" hidden>{escaped}</span>')
 
 
