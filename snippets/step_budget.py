@@ -33,6 +33,10 @@ What is counted, option by option:
   one: ``if (i + 1) % k == 0 or i + 1 == len(loader): optimizer.step()``. A partial group at the end of the
   epoch is a step, so an epoch of ``b`` batches holds ``ceil(b / k)`` steps.
 
+What it cannot count: the steps ``torch.amp.GradScaler`` skips (an ``inf``/``nan`` gradient skips
+``optimizer.step()`` while a scheduler stepped beside it still counts the step), an ``IterableDataset``
+(whose length the loader does not know), and a custom ``batch_sampler`` (count ``len(batch_sampler)``).
+
 Needs only the Python standard library; copy this file into your project.
 """
 

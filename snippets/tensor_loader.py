@@ -55,7 +55,8 @@ Differences from DataLoader, all deliberate:
 * Batches are tuples, not lists (``default_collate`` turns a tuple sample into a list).
 * Sequential batches (``shuffle=False``) are *views* of the input: they share its memory, so an in-place
   change to a batch changes the dataset, and a slice of a non-contiguous tensor is not contiguous.
-  DataLoader's batches are always fresh contiguous copies. Shuffled batches are copies here too (small
+  DataLoader's batches are fresh contiguous copies (with automatic batching: its stacked batch). Shuffled
+  batches are copies here too (small
   ones are views into one block of about 1 MiB gathered for several batches at once).
 * No ``num_workers``, ``pin_memory``, ``sampler`` or ``collate_fn``: data already in memory (or on the GPU)
   needs none of them. Every ``iter()`` draws the worker base seed that every ``iter(DataLoader)`` draws
@@ -69,11 +70,15 @@ Differences from DataLoader, all deliberate:
   With a user ``generator`` that second permutation advances the generator, so TensorLoader draws it too,
   at the same moment in the epoch.
 
-BatchedTensorDataset needs ``collate_fn=BatchedTensorDataset.collate``: DataLoader passes what
-``__getitems__`` returns to the collate function, and ``default_collate`` expects a list of samples to
-stack — given a tuple of ready batches it would stack those. With automatic batching (a ``batch_size`` or a
-``batch_sampler``) it never calls ``dataset[i]``; its batches are fresh contiguous copies, lists as
-DataLoader's are, equal to those of ``DataLoader(TensorDataset(...))`` with the same arguments.
+BatchedTensorDataset is fast with ``collate_fn=BatchedTensorDataset.collate``: DataLoader passes what
+``__getitems__`` returns (a ``BatchedRows``) to the collate function, which takes its tensors as they are.
+``BatchedRows`` also reads as the list of samples torch's wrappers (``StackDataset``, ``Subset``) and
+``default_collate`` expect, so without that ``collate_fn``, or inside a wrapper that builds samples of its own,
+the batches are still those of the same wrapper around ``TensorDataset`` — at ``default_collate``'s cost. With
+automatic batching (a ``batch_size`` or a ``batch_sampler``) it never calls ``dataset[i]``; its batches are
+fresh contiguous copies, lists as DataLoader's are, equal to those of ``DataLoader(TensorDataset(...))`` with
+the same arguments. With worker processes, each batch is copied once more, into shared memory, to reach the
+main process, as every DataLoader batch is.
 """
 
 from __future__ import annotations
