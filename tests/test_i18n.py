@@ -172,7 +172,8 @@ def test_a_claims_words_and_tip_are_in_the_pages_language(zh):
     outcome = claims.Check(name="seeding.probe", condition="every parameter tensor of the second model differs "
                            "from the first's after a single seed", holds=True, values={"device": "the CPU", "n": 4})
     text = claims.say(outcome, "在 {device} 上，{n} 个参数张量不同。")
-    assert "the CPU" not in text.split('class="pitfalls-claim__tip"')[0], text
+    sentence = re.search(r'<span class="pitfalls-claim"[^>]*>(.*?)</span>', text).group(1)
+    assert "the CPU" not in sentence and "在 CPU 上" in sentence, text
     tip = re.search(r'class="pitfalls-claim__tip"[^>]*>(.*?)</span>', text).group(1)
     assert "Checked when" not in tip and "every parameter tensor" not in tip and re.search(r"[\u4e00-\u9fff]", tip), tip
     assert context.current().missing == {}, context.current().missing

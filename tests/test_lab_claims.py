@@ -131,6 +131,9 @@ def test_say_marks_the_sentence_with_condition_and_values(on_page):
         'takes 7.7× as long (2,000 runs).</span>'
         f'<span class="pitfalls-claim__tip" id="claim-tip-1" hidden>{tip}</span>')
     assert 'id="claim-tip-2"' in say(outcome, "again"), "each claim of a page has its own tip"
+    marked = say(Check("p.c", "uses `code` and __dunder__", True, {}), "x")
+    assert 'title="Checked when this page was built: uses &#96;code&#96; and &#95;&#95;dunder&#95;&#95;.' in marked, (
+        "Markdown must not turn the title's backticks into tags")
 
 
 def test_a_claims_tip_names_the_experiment_and_the_machine_never_a_repr(on_page):

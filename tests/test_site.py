@@ -190,7 +190,7 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
     from snippets.lab.render import ratio_interval
 
     # the home page's answers; its notation section prints examples of the notation, not measurements
-    home = _visible_text((built_site / "index.html").read_text(encoding="utf-8")).split("How to read the figures")[0]
+    home = _visible_text((built_site / "index.html").read_text(encoding="utf-8")).rsplit("How to read the figures", 1)[0]
     loader = _visible_text((built_site / "loader-overhead" / "index.html").read_text(encoding="utf-8"))
     in_short, rest = loader.split("In short", 1)[1].split("The loss half of the question", 1)
     summary = rest.split("Summary", 1)[1]
@@ -219,7 +219,7 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
             if shown not in text:
                 problems.append(f"the {key} share is {shown} but the {where} does not say so")
     # the Chinese edition prints the same numbers, in the same places
-    zh_home = _visible_text((built_site / "zh" / "index.html").read_text(encoding="utf-8")).split("如何阅读图表")[0]
+    zh_home = _visible_text((built_site / "zh" / "index.html").read_text(encoding="utf-8")).rsplit("如何阅读图表", 1)[0]
     zh_loader = _visible_text((built_site / "zh" / "loader-overhead" / "index.html").read_text(encoding="utf-8"))
     for name in ("DataLoader", "DataLoader + BatchedTensorDataset", "TensorLoader"):
         shown = ratio_interval(ratios[name]).replace(", wide)", "，区间宽)").replace(", noisy)", "，有噪声)")

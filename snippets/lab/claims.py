@@ -175,12 +175,15 @@ def _marked(outcome: Check, text: str, tip: str, classes: str, *, fails_elsewher
     number = build.claims[build.page] = build.claims.get(build.page, 0) + 1
     tip_id = f"claim-tip-{number}"
     escaped = html.escape(tip, quote=True)
+    # in an attribute, Markdown's inline syntax must stay text (`code` would become a <code> tag inside it)
+    title = escaped.translate({ord("`"): "&#96;", ord("_"): "&#95;", ord("*"): "&#42;", ord("["): "&#91;",
+                               ord("]"): "&#93;"})
     if fails_elsewhere:
         classes += " pitfalls-claim--fails-elsewhere"
     # title: a pointer resting on the claim gets the tip as the browser's tooltip; the tip itself opens on a tap,
     # a click or the keyboard (and is what a screen reader reads, through aria-describedby)
     return (f'<span class="{classes}" tabindex="0" role="button" aria-expanded="false" aria-describedby="{tip_id}" '
-            f'title="{escaped}" data-check="{html.escape(outcome.name)}">{text}</span>'
+            f'title="{title}" data-check="{html.escape(outcome.name)}">{text}</span>'
             f'<span class="pitfalls-claim__tip" id="{tip_id}" hidden>{escaped}</span>')
 
 

@@ -114,6 +114,8 @@ def purge_snippets() -> list[str]:
     experiments already refreshed in this process stay in ``_session.refreshed``: a rebuild under ``mkdocs serve``
     does not re-run them all again.)"""
     names = [name for name in sys.modules if name == "snippets" or name.startswith("snippets.")]
+    names += [name.removesuffix(".py") for name in RECIPES  # the recipes under the names a page imports them by
+              if getattr(sys.modules.get(name.removesuffix(".py")), "__name__", "").startswith("snippets.")]
     replicas = sys.modules.get("snippets.lab.replicas")
     if replicas is not None:  # its worker processes hold the old code: the next timing experiment starts fresh ones
         replicas.close_all()
@@ -351,8 +353,8 @@ def on_config(config):
             raise PluginError(str(error)) from None
     # A page's usage example imports a recipe as a reader does, from the file beside their script
     # (``from step_budget import …``): during the build that name is the recipe the page measured.
-    for name in RECIPES:
-        sys.modules.setdefault(name.removesuffix(".py"), importlib.import_module(f"snippets.{name.removesuffix('.py')}"))
+    for name in RECIPES:  # bound anew at every build: under mkdocs serve, the recipe as it is now
+        sys.modules[name.removesuffix(".py")] = importlib.import_module(f"snippets.{name.removesuffix('.py')}")
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
