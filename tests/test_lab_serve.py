@@ -10,6 +10,7 @@ import argparse
 import os
 import signal
 import socket
+import subprocess
 import sys
 
 import pytest
@@ -90,8 +91,9 @@ class FakeChild:
 
     instances: list = []
 
-    def __init__(self, command, stderr=None, text=None, bufsize=None, env=None):
+    def __init__(self, command, stderr=None, text=None, bufsize=None, env=None, preexec_fn=None):
         self.command, self.options = command, {"stderr": stderr, "text": text, "bufsize": bufsize}
+        self.preexec_fn = preexec_fn
         self.env = env
         self.stderr = iter(FakeChild.lines)
         self.terminated = False
@@ -239,3 +241,24 @@ def test_a_bad_address_is_a_usage_error(fake_mkdocs, capsys):
     assert raised.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: make serve") and "--addr must look like 127.0.0.1:8000, got 'nowhere'" in err
+
+
+
+def test_mkdocs_gets_the_default_interrupt_even_when_make_serve_ignores_it(fake_mkdocs):
+    serve.main([])
+    [child] = FakeChild.instances
+    assert child.preexec_fn is serve._default_interrupt
+
+
+def test_a_child_started_with_sigint_ignored_still_raises_keyboardinterrupt_with_the_default_restored():
+    """A background job of a script starts with SIGINT ignored, and a Python started so never raises
+    KeyboardInterrupt (Ctrl+C would not stop MkDocs): the child given ``_default_interrupt`` does."""
+    probe = [sys.executable, "-c", "import signal, sys; "
+             "sys.exit(0 if signal.getsignal(signal.SIGINT) is signal.default_int_handler else 3)"]
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ignored = subprocess.run(probe).returncode
+        restored = subprocess.run(probe, preexec_fn=serve._default_interrupt).returncode
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert (ignored, restored) == (3, 0)

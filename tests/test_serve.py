@@ -76,6 +76,13 @@ def _stop(process: subprocess.Popen) -> None:
     os.killpg(process.pid, signal.SIGINT)
     try:
         process.wait(timeout=30)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    # a second Ctrl+C, as a reader would press it while a rebuild finishes; then the test gives up
+    os.killpg(process.pid, signal.SIGINT)
+    try:
+        process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()

@@ -68,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
                "--dev-addr", f"{host}:{port}"]
     print(f"make serve: building the site (every experiment not yet cached on this machine runs now), "
           f"then serving it on http://{host}:{port}/ — Ctrl+C stops it.", file=sys.stderr, flush=True)
+    # Ctrl+C must reach MkDocs even when make serve was started with SIGINT ignored (a background job of a
+    # script inherits that, and a Python started so never raises KeyboardInterrupt): MkDocs gets the default.
     child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, bufsize=1,
-                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                             env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=_default_interrupt)
     served = False
     # Ctrl+C reaches the whole process group: MkDocs shuts down on it; here we only wait for it to finish.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -87,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
               f"without serving).", file=sys.stderr)
         return code
     return 0 if code in (0, -signal.SIGINT, -signal.SIGTERM) else code
+
+
+def _default_interrupt() -> None:
+    """In the MkDocs child, before it starts: Ctrl+C (SIGINT) does what it does in a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 if __name__ == "__main__":
