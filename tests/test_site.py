@@ -204,7 +204,8 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
             if shown not in text:
                 problems.append(f"{name} ÷ direct is {shown} but the {where} does not say so")
         value = shown.split(" (")[0]
-        others = set(re.findall(re.escape(value) + r" \([^)]*\)", " ".join((home, in_short, summary)))) - {shown}
+        # the value on its own, not the tail of another number ("13×" inside "1.13×")
+        others = set(re.findall(r"(?<![\d.,])" + re.escape(value) + r" \([^)]*\)", " ".join((home, in_short, summary)))) - {shown}
         if others:
             problems.append(f"{name} ÷ direct is {shown}, also printed as {sorted(others)}")
     stage_table = rest.split("Stage, timed inside one DataLoader epoch", 1)[1].split("Timed on its own", 1)[0]
