@@ -939,3 +939,22 @@ def test_recorded_tables_are_drawn_with_the_sites_markdown_extensions(build):
     assert machines._html("## Title") == ('<h2 id="title">Title<a class="headerlink" href="#title" '
                                           'title="Permanent link">#</a></h2>')
     assert "<table>" not in machines._html("| a |\n|---|\n| 1 |")
+
+
+def test_only_drawers_that_take_the_result_alone_and_draw_text_are_redrawn(lab, monkeypatch):
+    """A code panel's drawing code lists derivations (numbers, not Markdown) and drawers that need more than the
+    result; neither is redrawn from a recording, and neither is reported as a recording that cannot be drawn."""
+    _record(monkeypatch, lab, "gpu-h200", THERE, n=3)
+    here = cache.run(lab.speed, n=3)
+
+    def derivation(result):
+        return {"ratio": result["ratio"]}
+
+    def two_arguments(result, order):
+        return f"{order} {result['ratio']}"
+
+    shown = machines.compare(here, [derivation, two_arguments, lambda r: f"ratio {r['ratio']}"])
+    assert "cannot be drawn" not in shown and "<p>ratio 3.0</p>" in shown and shown.count("tabbed-block") == 1
+    assert machines.compare(here, [derivation, two_arguments]) == "", "nothing to redraw: no panel"
+    broken = machines.compare(here, [lambda r: r["missing"]])
+    assert "gpu-h200: its recording cannot be drawn (KeyError" in broken, "a drawer that fails is still said"

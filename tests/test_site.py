@@ -263,3 +263,11 @@ def test_each_timing_claim_states_its_bound_beside_its_value(built_site, page):
     timed = [re.sub(r"<[^>]+>", "", c) for c in claims if "×" in c or "%" in c]
     stated = [c for c in timed if re.search(r"(checked: (more|less) than|校验：)[^)）]*?[\d.,]+[×%]", c)]
     assert timed and len(stated) >= 10, f"{page}: {len(stated)} of {len(timed)} timing claims state their bound"
+
+
+def test_no_recorded_machine_is_shown_as_a_recording_that_cannot_be_drawn(built_site):
+    """The committed recordings are current and valid: every panel that redraws them draws them, in both
+    languages (a derivation or a two-argument drawer listed in a panel once printed an AttributeError here)."""
+    said = sorted({m for page in built_site.rglob("*.html")
+                   for m in re.findall(r"[^<>]*(?:cannot be drawn|无法绘制)[^<>]*", page.read_text(encoding="utf-8"))})
+    assert not said, said

@@ -180,11 +180,26 @@ def tabs(named: list[tuple[str, str]]) -> str:
             f'{inputs}<div class="tabbed-labels">{labels}</div>\n<div class="tabbed-content">\n{blocks}\n</div></div>')
 
 
+def _draws_from_result_alone(renderer: Callable) -> bool:
+    """Whether ``renderer`` can be called with a result and nothing else."""
+    import inspect
+
+    try:
+        inspect.signature(renderer).bind(object())
+    except TypeError:
+        return False
+    except ValueError:  # a builtin without a signature: tried, and a failure is said
+        return True
+    return True
+
+
 def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], str]]) -> str:
     """The same tables and figures drawn from each recorded machine's result, in tabs; stale or missing
     recordings named. Empty when no other machine is recorded, or for results that do not depend on time. Shown
     inside the result's code panel."""
-    renderers = list(renderers)
+    # a panel's drawing code also lists derivations (they return numbers, not Markdown) and drawers that need more
+    # than the result (curves(result, order)): only a drawer that takes the result alone and draws text is redrawn
+    renderers = [r for r in renderers if _draws_from_result_alone(r)]
     if result.exp is None or not result.timing or not renderers:
         return ""
     shown, missing = [], []
@@ -194,7 +209,10 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
             missing.append(why)
             continue
         try:
-            body = "\n".join(_html(renderer(recorded)) for renderer in renderers)
+            drawn = [renderer(recorded) for renderer in renderers]
+            body = "\n".join(_html(text) for text in drawn if isinstance(text, str))
+            if not body.strip():
+                continue  # every drawer here derives numbers: the panel lists its code, nothing to redraw
         except Exception as error:  # a recording the drawing code cannot read: said, never a broken build
             missing.append(t("{label}: its recording cannot be drawn ({error})", label=rec.label,
                              error=f"{type(error).__name__}: {error}"))
