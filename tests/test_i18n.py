@@ -35,10 +35,15 @@ def catalogue_in(tmp_path, monkeypatch):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
         monkeypatch.setattr(i18n, "_ROOT", tmp_path)
-        i18n.catalogue.cache_clear()
+        _forget()
         return i18n
     yield write
-    i18n.catalogue.cache_clear()
+    _forget()
+
+
+def _forget():
+    for cached in (i18n.catalogue, i18n.notes, i18n.translations, i18n._source_text):
+        cached.cache_clear()
 
 
 # --- translating ---------------------------------------------------------------------------------------------
@@ -102,6 +107,61 @@ def test_a_key_translated_differently_in_two_catalogues_is_an_error(catalogue_in
 def test_a_translation_must_keep_the_keys_fields(catalogue_in):
     catalogue_in({"zh.json": {"{n} runs": "{count} 次运行"}})
     with pytest.raises(ValueError, match="same fields"):
+        i18n.catalogue("zh")
+
+
+def test_a_swapped_pair_of_fields_is_refused_unless_the_notes_say_why(catalogue_in):
+    catalogue_in({"zh.json": {"{low} to {high}": "{high} 至 {low}"}})
+    with pytest.raises(ValueError, match=r"order \['high', 'low'\], the key in \['low', 'high'\]"):
+        i18n.catalogue("zh")
+    catalogue_in({"zh.json": {"{count} of {runs}": "{runs} 次中 {count} 次"},
+                  "zh.notes.json": {"reordered": {"{count} of {runs}": "the whole before the part"}}})
+    assert i18n.translate("3 of 10", "zh") == "10 次中 3 次"
+
+
+@pytest.mark.parametrize("value", ["{} 次运行", "{0} 次运行", "{n 次运行"])
+def test_an_unnamed_or_broken_field_is_refused(catalogue_in, value):
+    catalogue_in({"zh.json": {"{n} runs": value}})
+    with pytest.raises(ValueError, match="unnamed or indexed field|not a valid template|same fields"):
+        i18n.catalogue("zh")
+
+
+def test_a_wrong_literal_digit_is_refused_and_an_added_one_allowed(catalogue_in):
+    catalogue_in({"zh.json": {"more than 5× as long": "耗时是 6 倍以上"}})
+    with pytest.raises(ValueError, match=r"must keep the key's literal numbers \['5'\], it lacks \['5'\]"):
+        i18n.catalogue("zh")
+    catalogue_in({"zh.json": {"ends more than 3× below": "不到 1/3"}})
+    assert i18n.translate("ends more than 3× below", "zh") == "不到 1/3"
+
+
+def test_a_translation_handed_back_to_t_is_reported_not_passed_through(zh, catalogue_in, monkeypatch):
+    catalogue_in({"zh.json": {"median": "中位数"}})
+    monkeypatch.setattr(context.current(), "page", "zh/loader-overhead.md")
+    assert i18n.t(i18n.t("median")) == "中位数"
+    assert context.current().twice == {("zh", "中位数"): {"zh/loader-overhead.md"}}
+    assert i18n.t("一句中文") == "一句中文" and ("zh", "一句中文") not in context.current().twice, \
+        "a page's own Chinese is not a translation"
+
+
+def test_an_entry_no_build_used_and_nothing_writes_is_reported(zh, catalogue_in):
+    catalogue_in({"zh.json": {"median": "中位数", "{count} of {runs}": "{runs} 次中 {count} 次",
+                              "3 of 10": "10 次中 3 次", "held back": "保留", "a docstring line": "一行"},
+                  "zh.notes.json": {"reordered": {"{count} of {runs}": "the whole before the part"},
+                                    "unused": {"a docstring line": "torch's docstring changes"}}})
+    (i18n._ROOT / "figures.py").write_text('label = t("held back")\n', encoding="utf-8")
+    i18n._source_text.cache_clear()
+    i18n.t("median"), i18n.t("4 of 10")
+    assert context.current().used == {"median", "{count} of {runs}"}
+    assert i18n.unused("zh", context.current().used) == ["3 of 10"], \
+        "held back is written in the code (printed on some machines only); the docstring line is noted"
+
+
+def test_notes_naming_an_entry_the_catalogue_lacks_are_refused(catalogue_in):
+    catalogue_in({"zh.json": {"median": "中位数"}, "zh.notes.json": {"unused": {"mean": "why"}}})
+    with pytest.raises(ValueError, match=r"name entries its catalogue does not have: \['mean'\]"):
+        i18n.catalogue("zh")
+    catalogue_in({"zh.json": {"median": "中位数"}, "zh.notes.json": {"unused": {"median": ""}}})
+    with pytest.raises(ValueError, match="each with its reason"):
         i18n.catalogue("zh")
 
 
@@ -428,7 +488,8 @@ def test_a_text_asked_for_outside_a_page_is_reported_as_such(zh, catalogue_in):
 
 
 def test_when_a_longer_pattern_cannot_translate_what_it_captured_a_shorter_one_is_tried(zh, catalogue_in):
-    catalogue_in({"zh.json": {"{a} of {b} runs": "{b} 中的 {a} 次运行", "{x} runs": "{x} 次", "foo of bar": "甲之乙"}})
+    catalogue_in({"zh.json": {"{a} of {b} runs": "{b} 中的 {a} 次运行", "{x} runs": "{x} 次", "foo of bar": "甲之乙"},
+                  "zh.notes.json": {"reordered": {"{a} of {b} runs": "the whole before the part"}}})
     assert i18n.t("foo of bar runs") == "甲之乙 次"
 
 

@@ -35,6 +35,8 @@ class Build:
     claims: dict[str | None, int] = field(default_factory=dict)  # {page: claims written, numbering their tips}
     contradicted: list[dict[str, Any]] = field(default_factory=list)
     missing: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # {(language, text): pages}
+    twice: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # translations translated again
+    used: set[str] = field(default_factory=set)  # the catalogue keys this build's texts matched
     # REFRESH: keys this process re-ran already (carried from one build to the next under mkdocs serve)
     refreshed: set[str] = field(default_factory=set)
     # keys measured by cache.prefetch() in this build before its pages ran (their pages show them as fresh)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from typing import Iterable
 from pathlib import Path
 
 from . import context
@@ -41,11 +42,65 @@ _KEPT = re.compile(r"""^[\W\d_]*(
     | [a-z]
 )[\W\d_]*$""", re.X)
 _FIELD = re.compile(r"\{(\w+)\}")
+LANGUAGE_NOTES = "the catalogue's <lang>.notes.json"
+
+
+def _digits(text: str) -> list[str]:
+    """The literal numbers of a catalogue text, outside its fields, in order of size (a translation may move them)."""
+    return sorted(re.findall(r"\d+", _FIELD.sub(" ", text)), key=lambda d: (len(d), d))
+
+
+def translation_problem(key: str, value: str, *, reordered: bool = False) -> str:
+    """What is wrong with ``value`` as the translation of ``key``, or "" when nothing is: it must be a format
+    string that parses, with only named fields, the key's fields and no other, first used in the key's order (another order only where the catalogue's notes say why: ``reordered``), and the same literal numbers (a wrong digit would print a wrong number in one
+    language only; it may add one, as "3× below" reads "不到 1/3")."""
+    from collections import Counter
+    from string import Formatter
+
+    try:
+        named = [name for _, name, spec, conversion in Formatter().parse(value) if name is not None]
+        Formatter().parse(key)
+    except ValueError as error:
+        return f"is not a valid template ({error})"
+    if any(not re.fullmatch(r"\w+", name) or name.isdigit() for name in named):
+        return f"has an unnamed or indexed field in {value!r}: every field is named, as in the key"
+    ours, theirs = list(dict.fromkeys(_FIELD.findall(key))), list(dict.fromkeys(named))  # first uses, in order
+    if set(ours) != set(theirs):
+        return f"must use the same fields {sorted(ours)}, it has {sorted(theirs)}"
+    if not reordered and ours != theirs:  # a swapped pair prints each value in the other's place
+        return (f"puts its fields in the order {theirs}, the key in {ours}: keep the key's order, or note the entry "
+                f"under \"reordered\" in {LANGUAGE_NOTES}, with why")
+    missing = Counter(_digits(key)) - Counter(_digits(value))
+    if missing:  # the translation may add a number ("3× below" is "1/3"), never lose or change one
+        return (f"must keep the key's literal numbers {_digits(key)}, it lacks {sorted(missing.elements())}: a "
+                "number that varies is a field")
+    return ""
 
 
 def catalogue_files(lang: str) -> list[Path]:
     """Every catalogue of ``lang`` in the package, in a fixed order."""
     return sorted(_ROOT.rglob(f"{lang}.json"))
+
+
+@lru_cache(maxsize=None)
+def notes(lang: str) -> dict[str, dict[str, str]]:
+    """What the catalogues' ``{lang}.notes.json`` say of some entries, each with its reason: "reordered" (the
+    translation puts its fields in another order than the key, as the language needs) and "unused" (an entry no
+    build on this machine prints, see :func:`unused`)."""
+    found: dict[str, dict[str, str]] = {"reordered": {}, "unused": {}}
+    for path in sorted(_ROOT.rglob(f"{lang}.notes.json")):
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(entries, dict) or set(entries) - set(found) or not all(
+                isinstance(v, dict) and all(isinstance(x, str) and isinstance(y, str) and y for x, y in v.items())
+                for v in entries.values()):
+            raise ValueError(f"{path}: notes are {{\"reordered\" or \"unused\": {{entry: why}}}}, each with its reason")
+        siblings = json.loads((path.parent / f"{lang}.json").read_text(encoding="utf-8"))
+        for kind, listed in entries.items():
+            stale = [key for key in listed if key not in siblings]
+            if stale:
+                raise ValueError(f"{path}: its {kind!r} notes name entries its catalogue does not have: {stale}")
+            found[kind].update(listed)
+    return found
 
 
 @lru_cache(maxsize=None)
@@ -64,9 +119,9 @@ def catalogue(lang: str) -> tuple[dict[str, str], tuple[tuple[re.Pattern, str, s
         for key, value in entries.items():
             if key in exact and exact[key] != value:
                 raise ValueError(f"{key!r} is translated twice, differently: in {where[key]} and {path}")
-            if set(_FIELD.findall(key)) != set(_FIELD.findall(value)):
-                raise ValueError(f"{path}: the translation of {key!r} must use the same fields "
-                                 f"{sorted(set(_FIELD.findall(key)))}, it has {sorted(set(_FIELD.findall(value)))}")
+            problem = translation_problem(key, value, reordered=key in notes(lang)["reordered"])
+            if problem:
+                raise ValueError(f"{path}: the translation of {key!r} {problem}")
             exact[key], where[key] = value, path
     patterns = []
     for key in sorted((k for k in exact if _FIELD.search(k)), key=len, reverse=True):
@@ -91,34 +146,76 @@ def needs_translation(text: str) -> bool:
     return any(re.search(r"[A-Za-z]{2}", word) and not _KEPT.match(word) for word in plain.split())
 
 
-def translate(text: str, lang: str) -> str | None:
-    """``text`` in ``lang`` from its catalogue, or None when the catalogue has no entry that matches it."""
+def translate(text: str, lang: str, used: set[str] | None = None) -> str | None:
+    """``text`` in ``lang`` from its catalogue, or None when the catalogue has no entry that matches it. The keys
+    that matched are added to ``used``."""
     exact, patterns = catalogue(lang)
     if text in exact:
+        if used is not None:
+            used.add(text)
         return exact[text]
-    for pattern, _key, value in patterns:
+    for pattern, key, value in patterns:
         found = pattern.match(text)
         if not found:
             continue
         parts = {}
         for name, part in found.groupdict().items():
-            parts[name] = translate(part, lang) if needs_translation(part) else part
+            parts[name] = translate(part, lang, used) if needs_translation(part) else part
             if parts[name] is None:  # "{a} of {b}" must not swallow a sentence nobody translated
                 break
         else:
+            if used is not None:
+                used.add(key)
             return value.format(**parts)
     return None
+
+
+@lru_cache(maxsize=None)
+def translations(lang: str) -> frozenset[str]:
+    """Every text ``lang``'s catalogue translates into: handed to :func:`t` again, one is translated twice."""
+    exact, _ = catalogue(lang)
+    return frozenset(value for key, value in exact.items() if value != key)
+
+
+@lru_cache(maxsize=None)
+def _source_text() -> str:
+    """The project's pages and code, each string literal split over lines joined again: where a text that one
+    machine never prints (``, wide``; a CUDA row) is still written."""
+    texts = []
+    for path in sorted(_ROOT.rglob("*.py")) + sorted((_ROOT.parent / "docs").rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        texts.append(re.sub(r"""(["'])\s*\n\s*[rf]?\1""", "", text))
+    return "\n".join(texts)
+
+
+def written(key: str) -> bool:
+    """Whether ``key`` is written in the project's code or pages: every literal part of it, fields aside."""
+    parts = [part for part in _FIELD.split(key)[::2] if len(part.strip()) > 2]
+    source = _source_text()
+    return all(part in source for part in parts) if parts else key in source
+
+
+def unused(lang: str, used: set[str]) -> list[str]:
+    """The catalogue entries of ``lang`` that no text of a build matched (``used``) and that nothing in the
+    project writes (a text printed on some machines only is written in the code that prints it), but those a
+    catalogue's notes list under "unused" with the reason they can go unused (a text of the installed torch's own
+    documentation, which changes between releases)."""
+    exact, _ = catalogue(lang)
+    conditional = set(notes(lang)["unused"])
+    return sorted(key for key in exact if key not in used and key not in conditional and not written(key))
 
 
 def t_in(lang: str, text: str, **fields) -> str:
     """``text`` in ``lang`` (English when ``lang`` is English), its ``{fields}`` filled in afterwards."""
     out = text
     if lang != DEFAULT and text:
-        found = translate(text, lang)
+        build = context.current()
+        found = translate(text, lang, build.used)
         if found is not None:
             out = found
+        elif text in translations(lang):  # a translation handed back for translating: said, never hidden
+            build.twice.setdefault((lang, text), set()).add(build.page or "?")
         elif needs_translation(text):
-            build = context.current()
             build.missing.setdefault((lang, text), set()).add(build.page or "?")
     return out.format(**fields) if fields else out
 
@@ -126,6 +223,12 @@ def t_in(lang: str, text: str, **fields) -> str:
 def t(text: str, **fields) -> str:
     """``text`` in the language of the page being built; ``fields`` are filled in after translating."""
     return t_in(context.current().language, text, **fields)
+
+
+def joined(items: Iterable[str]) -> str:
+    """Items in the language of the page being built, as a list: ``yes, no, yes``; ``是、否、是``."""
+    words = [t(item) for item in items]
+    return ("、" if language() == "zh" else ", ").join(words)
 
 
 def language() -> str:

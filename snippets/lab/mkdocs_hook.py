@@ -537,6 +537,11 @@ def on_page_content(html, page, **kwargs):
             fail(source, f"no {language} translation for {text!r}: add it to a {language}.json catalogue "
                          "(snippets/lab/i18n.py)")
             pages.discard(source)
+    for (language, text), pages in sorted(build.twice.items()):
+        if source in pages:
+            fail(source, f"{text!r} is already a {language} translation and was handed to t() again: translate "
+                         "the English template once, then fill in its fields")
+            pages.discard(source)
     failures = _session.failures.pop(source, []) + _session.failures.pop("", [])
     if failures:  # before the page is written: no traceback reaches the site or its search index
         raise PluginError(f"page docs/{source} failed ({len(failures)} problem{'s' if len(failures) > 1 else ''}"
@@ -638,6 +643,13 @@ def on_post_build(config):
         (site / CODE_FOLDER / f"{key}.html").write_text(provenance.fragment_document(
             body, title=i18n.t("Code behind a result — {site}", site=config.site_name), stylesheets=hrefs),
             encoding="utf-8")
+    build = _lab("context").current()
+    if language != i18n.DEFAULT and _whole_site(config):
+        left = i18n.unused(language, build.used)
+        if left:  # an entry no page printed: a template that drifted from its English, or one nobody uses
+            raise PluginError(f"{len(left)} {language} catalogue entr{'ies' if len(left) > 1 else 'y'} no page used "
+                              f"(remove, or list in {language}.conditional.json with why it can go unused): "
+                              + "; ".join(repr(key) for key in left))
     if last and _session.contradicted:
         failures = list(_session.contradicted.values())
         _session.contradicted.clear()
@@ -646,6 +658,11 @@ def on_post_build(config):
             f"{claim['measured']} — stated on " + "; ".join(f"page docs/{page}: {sentence!r}"
                                                              for page, sentence in claim["pages"])
             for claim in failures))
+
+
+def _whole_site(config) -> bool:
+    """Whether this language's build wrote every page (not a serve rebuild of a few, nor a test's small site)."""
+    return Path(getattr(config, "docs_dir", "") or ".").resolve() == (Path(__file__).resolve().parents[2] / "docs")
 
 
 def on_build_error(error, **kwargs):

@@ -79,8 +79,12 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
     alt = t(alt)
     key = _figure_key(result, alt, _renderer_digest(sys._getframe(1)))
     path = store.cache_dir().parent / "figures" / f"{key}.svg"
-    if result.cached and path.exists():
+    used = path.with_suffix(".keys.json")  # the catalogue keys its texts matched: a cached figure still uses them
+    build = context.current()
+    if result.cached and path.exists() and used.exists():
+        build.used.update(json.loads(used.read_text(encoding="utf-8")))
         return path.read_text(encoding="utf-8")
+    before = set(build.used)
     translate_figure(fig)
     legible(fig)
     buffer = io.StringIO()
@@ -92,6 +96,7 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
         f'<figure class="pitfalls-figure" tabindex="0" data-experiment="{result.experiment}" '
         f'data-timing="{str(result.timing).lower()}">\n{text}\n</figure>\n'
     )
+    store.store_text(used, json.dumps(sorted(build.used - before)))
     store.store_text(path, text)
     return text
 

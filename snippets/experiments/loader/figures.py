@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from snippets.lab import machines
+from snippets.lab import i18n, machines
 from snippets.lab.cache import Result
 from snippets.lab.i18n import t
 from snippets.lab.render import (COLORS, new_figure, noise_warning, percent_interval, ratio_interval, seconds,
@@ -44,9 +44,13 @@ def percent(interval: Interval) -> str:
     return percent_interval(interval)
 
 
+VERDICTS = {True: "met", False: "missed", None: "undecided (interval across the target)"}
+
+
 def verdict(decided: bool | None) -> str:
-    """A target or comparison decided from an interval: met, missed, or undecided on this machine."""
-    return t({True: "met", False: "missed", None: "undecided (interval across the target)"}[decided])
+    """A target or comparison decided from an interval: met, missed, or undecided on this machine (a table's
+    cell takes ``VERDICTS[decided]``: the table translates its cells)."""
+    return t(VERDICTS[decided])
 
 
 def warning(named: list[tuple]) -> str:
@@ -179,7 +183,7 @@ def breakdown(result: Result) -> str:
               for row in result["inside"] if row["stage"] != "whole"]
     # the per-sample work together (indexing and collate): the share the In short and the home page quote
     per_sample = sum(inside_row(result, key)["mean"] for key in ("indexing", "collate"))
-    inside.append([t("indexing + collate: the per-sample work"), seconds(per_sample), "—",
+    inside.append(["indexing + collate: the per-sample work", seconds(per_sample), "—",
                    cell(percent(shares["per_sample"]))])
     total = sum(shares[key]["value"] for key in INSIDE_KEYS)
     inside.append([f"**{t(whole['label'])}**", f"**{seconds(whole['mean'])}**", f"**{seconds(whole['median'])}**",
@@ -317,7 +321,7 @@ def speed_targets(result: Result) -> str:
     """This build's ratios against TensorLoader's speed targets, from the batch-size runs."""
     targets = speed_target_rows(result)
     rows = [["shuffled" if r["shuffle"] else "sequential", f"{r['batch_size']:,}", seconds(r["baseline"]),
-             seconds(r["tensorloader"]), cell(ratio_interval(r["ratio"])), r["target"], verdict(r["met"])]
+             seconds(r["tensorloader"]), cell(ratio_interval(r["ratio"])), r["target"], VERDICTS[r["met"]]]
             for r in targets]
     named = [(f"TensorLoader ÷ hand-written loop, {'shuffled' if r['shuffle'] else 'sequential'}, batch size "
               f"{r['batch_size']:,}", r["ratio"]) for r in targets]
@@ -491,7 +495,7 @@ def worker_rng(result: Result) -> str:
     def yes(flag: bool) -> str:
         return "yes" if flag else "no"
 
-    rows = [[f"`{label}`" if label != "TensorLoader" else label, ", ".join(yes(moved) for moved in advanced),
+    rows = [[f"`{label}`" if label != "TensorLoader" else label, i18n.joined(yes(moved) for moved in advanced),
              yes(rng["sampler_at_iter"][label])] for label, advanced in rng["advanced"].items()]
     return (table(["Loader", f"global RNG moved, epochs 1–{rng['epochs']}",
                    "shuffled: RandomSampler's seed drawn at iter()"], rows, align="lll")

@@ -201,7 +201,7 @@ def lr_sweep(result: Result) -> str:
                   label=f"k = {k} (batch {k * result['base_batch']:,})")
     left.axvline(result["question_lr"], color="#000000", linestyle=":", linewidth=1,
                  label=f"the question's lr {result['question_lr']:g}")
-    left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="loss, mean over the 2nd half (log)",
+    left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="loss, mean over the second half (log)",
              title=f"Median over {len(seeds)} seeds, {result['epochs']} epochs")
     left.legend(fontsize=7)
     first = found["median"][multiples[0]]
