@@ -160,7 +160,7 @@ def test_environment_rows(described):
         "torch inter-op threads": str(torch.get_num_interop_threads()),
         "torch": torch.__version__,
         "torch CUDA build": "none (CPU build)",
-        "CUDA available": "False",
+        "CUDA available": "no",
         "torch parallel backend": "ATen parallel backend: OpenMP",
         "Python": platform.python_version(),
         "NumPy": numpy.__version__,
@@ -180,7 +180,7 @@ def test_environment_rows_on_a_cuda_build(monkeypatch, fake_cuda):
     monkeypatch.setattr(torch.version, "cuda", "12.8")
     monkeypatch.setattr(torch.__config__, "parallel_info", lambda: "")
     rows = dict(environment.describe())
-    assert rows["torch CUDA build"] == "12.8" and rows["CUDA available"] == "True"
+    assert rows["torch CUDA build"] == "12.8" and rows["CUDA available"] == "yes"
     assert rows["Device used by experiments"] == "Fake GPU 80GB"
     assert rows["torch parallel backend"] == "unknown"
 

@@ -15,6 +15,8 @@ from pathlib import Path
 SKIPPED = {"code", "pre", "kbd", "samp", "script", "style", "blockquote", "template", "noscript", "math"}
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr",
         "path", "use", "rect", "circle", "line", "polyline", "polygon", "ellipse", "stop"}
+# Elements, by class, that hold code or a program's output: a notebook's cells and outputs, highlighted code.
+CODE_CLASSES = ("highlight", "CodeMirror", "jp-OutputArea-output", "jp-RenderedText", "md-clipboard")
 # Attributes whose text a reader sees or hears.
 SHOWN_ATTRIBUTES = ("title", "aria-label", "alt", "placeholder", "data-clipboard-text-label", "data-md-state-label")
 
@@ -26,7 +28,10 @@ NAMES = {
     "MkDocs", "Material", "Matplotlib", "English", "Lighthouse", "jieba", "pip", "make", "commit", "fork", "spawn",
     "forkserver", "DDP", "SVG", "PNG", "HTML", "JSON", "UTC", "ATen", "Lightning", "Accelerate", "BatchNorm",
     "Dropout", "MIT", "SPDX", "dtype", "lr", "ms", "us", "µs", "ns", "GiB", "MiB", "KiB", "GB", "MB", "KB", "ReLU",
-    "MLP", "RNG", "OS", "IQR", "vs", "Ctrl", "pinned", "OMP_NUM_THREADS",
+    "MLP", "RNG", "OS", "IQR", "vs", "Ctrl", "OMP_NUM_THREADS", "cpu", "cuda", "python", "Inductor", "gloo",
+    "nccl", "rank", "cProfile", "glibc", "Hessian", "McCandlish", "Malladi", "Goyal", "Smith", "Kingma", "Ba",
+    "Hugging", "Face", "Transformers", "arXiv", "MSE", "ReLU", "Net", "Gloo", "shuffle", "generator", "jupytext",
+    "Generator", "NaN", "random", "Dropout", "Kaplan", "Amodei", "Lyu", "Panigrahi", "Arora", "Goyal", "Malladi", "Inductor", "NeurIPS", "ICLR", "ICML", "OpenAI", "Dota",
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -48,8 +53,12 @@ class _Reader(HTMLParser):
         if tag in VOID:
             return
         self.stack.append(tag)
-        hidden = "pitfalls-claim__tip" in (attrs.get("class") or "")  # a claim's tip is its title, read above
-        if tag in SKIPPED or hidden or (self.skipping and True):
+        classes = attrs.get("class") or ""
+        hidden = ("pitfalls-claim__tip" in classes  # a claim's tip is its title, read above
+                  or any(name in classes for name in CODE_CLASSES)
+                  or (attrs.get("lang") or "zh").split("-")[0] != "zh"  # marked as another language: meant so
+                  or (tag == "a" and (attrs.get("href") or "").startswith(("http://", "https://"))))  # a cited title
+        if tag in SKIPPED or hidden or self.skipping:
             self.skipping += 1
 
     def handle_startendtag(self, tag, attrs):
@@ -84,8 +93,13 @@ def shown_texts(html: str) -> list[tuple[str, str]]:
 def english_words(text: str) -> list[str]:
     """The English words in ``text``: Latin-script words that are not a name, an identifier or an acronym."""
     found = []
+    text = re.sub(r"[\w.\[\]'\"]+ = ", " ", text)  # a measured value's name: "runs = 5"
+    # an English gloss of the Chinese term right before it, as at a term's first use: 逐位（bitwise）
+    text = re.sub(r"(?:(?<=[\u3400-\u9fff*])|^)（[A-Za-z][A-Za-z -]{0,30}）", "", text)
+    text = re.sub(r"\bmake \w+", " ", text)  # a command: make build
     for token in text.split():
-        if re.search(r"[_=./(\\\[]|\d", token.strip(".,;:!?()（）、，。：；“”\"'")):  # an identifier, a path, a value
+        if re.search(r"\w\(", token) or re.search(r"[_=./\\\[]|\d", token.strip(".,;:!?()（）、，。：；“”\"'")):
+            # an identifier, a call, a path, a value
             continue
         for word in _WORD.findall(token):
             if (word in NAMES or word.upper() == word or re.fullmatch(r"([A-Z][a-z0-9]+){2,}\w*|[a-z]+[A-Z]\w*", word)

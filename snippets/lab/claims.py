@@ -107,6 +107,11 @@ def show_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         shown = [show_value(v) for v in value[:6]]
         return "[" + ", ".join(shown) + (", …" if len(value) > 6 else "") + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{show_value(k)}: {show_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str) and i18n.language() != i18n.DEFAULT and i18n.needs_translation(value):  # a label ("the CPU") in the page's
+        found = i18n.translate(value, i18n.language(), context.current().used)  # language where it has one;
+        return value if found is None else found  # other text measured (an operation's name) stays as it is
     return str(value)
 
 

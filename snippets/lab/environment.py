@@ -96,7 +96,7 @@ def describe() -> list[tuple[str, str]]:
         ("torch inter-op threads", str(torch.get_num_interop_threads())),
         ("torch", torch.__version__),
         ("torch CUDA build", str(torch.version.cuda or "none (CPU build)")),
-        ("CUDA available", str(torch.cuda.is_available())),
+        ("CUDA available", "yes" if torch.cuda.is_available() else "no"),
         ("torch parallel backend", torch.__config__.parallel_info().splitlines()[-1].strip()
          if torch.__config__.parallel_info() else "unknown"),
         ("Python", sys.version.split()[0]),

@@ -193,6 +193,15 @@ def _draws_from_result_alone(renderer: Callable) -> bool:
     return True
 
 
+def _draws(renderer: Callable, result: cache.Result) -> bool:
+    """Whether ``renderer`` draws text from this build's ``result``: a panel may list drawing code the page ran on
+    another result (``training_target`` beside the batch-size sweep), which no recording of this one can feed."""
+    try:
+        return isinstance(renderer(result), str)
+    except Exception:
+        return False
+
+
 def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], str]]) -> str:
     """The same tables and figures drawn from each recorded machine's result, in tabs; stale or missing
     recordings named. Empty when no other machine is recorded, or for results that do not depend on time. Shown
@@ -202,6 +211,7 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
     renderers = [r for r in renderers if _draws_from_result_alone(r)]
     if result.exp is None or not result.timing or not renderers:
         return ""
+    renderers = [r for r in renderers if _draws(r, result)]  # a drawer listed for a panel that draws another result
     shown, missing = [], []
     for rec in others():
         recorded, why = cache.from_recording(rec, result.exp, result.params)

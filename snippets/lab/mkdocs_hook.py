@@ -484,6 +484,8 @@ def on_post_page(output, page, config):
     script fetches a ``sitemap.xml`` beside each (``zh/seeding-order/sitemap.xml``), which does not exist, and
     the site's one ``sitemap.xml`` already gives every page's alternates (``xhtml:link hreflang``)."""
     output = _ALTERNATE_LINK.sub("", output)
+    if _lab("i18n").language_of(page.file.src_path) != _lab("i18n").DEFAULT:
+        output = theirs_translated(output, _lab("i18n").language_of(page.file.src_path))
     if "notebooks" in page.file.src_path:  # nbconvert percent-encodes a Unicode heading's id (and its ¶ link)
         output = _ENCODED_ANCHOR.sub(lambda m: f'{m.group(1)}{unquote(m.group(2))}"', output)
     source = page.file.abs_src_path
@@ -496,6 +498,30 @@ def on_post_page(output, page, config):
         else:
             raise PluginError(f"page docs/{page.file.src_path}: its executed notebook is missing from {_session.executed_dir}")
     return output
+
+
+# What the page's plugins write in English whatever the page's language: the headings' permalink titles (toc), the
+# notebooks' copy buttons and prompts (mkdocs-jupyter), the notebook download buttons (overrides/main.html).
+_ATTRIBUTE = re.compile(r'\b(title|aria-label)="([^"]*)"')
+_NOTICE = re.compile(r'(<span class="notice" hidden="">)(Copied!)(</span>)')
+_PROMPT = re.compile(r'(<div class="jp-InputPrompt[^"]*">)In(?:\xa0|&nbsp;| )?\[(\d*)\]:')
+
+
+def theirs_translated(output: str, language: str) -> str:
+    """A page of ``language`` with the English its plugins wrote translated from the catalogues (each text one
+    of their keys, ``Permanent link``); every other attribute is left as it is."""
+    import html as html_module
+
+    i18n = _lab("i18n")
+
+    def attribute(found):
+        text = html_module.unescape(found.group(2))
+        translated = i18n.translate(text, language, _lab("context").current().used) if i18n.needs_translation(text) else None
+        return found.group(0) if translated is None else f'{found.group(1)}="{html_module.escape(translated)}"'
+
+    output = _ATTRIBUTE.sub(attribute, output)
+    output = _NOTICE.sub(lambda m: m.group(1) + i18n.t_in(language, m.group(2)) + m.group(3), output)
+    return _PROMPT.sub(lambda m: m.group(1) + i18n.t_in(language, "In [{number}]:", number=m.group(2)), output)
 
 
 _FENCED = re.compile(r"^([ ]*)(```|~~~).*?^\1\2[ ]*$", re.S | re.M)

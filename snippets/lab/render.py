@@ -415,8 +415,23 @@ def _figure_key(result: Result, alt: str, renderer: str) -> str:
     return digest.hexdigest()[:32]
 
 
+_DUNDER = re.compile(r"(`[^`]*`)|(?<![\w`])(__\w+__)(?![\w`])")
+
+
 def _cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """A table cell's Markdown: a name such as ``__next__`` outside backticks is code (Markdown would read its
+    underscores as bold)."""
+    text = _DUNDER.sub(lambda m: m.group(1) or f"`{m.group(2)}`", str(value))
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _shown(cell: Any) -> Any:
+    """A table cell in the page's language: text translated; True and False read as yes and no outside English."""
+    if isinstance(cell, str):
+        return t(cell)
+    if isinstance(cell, bool) and i18n.language() != i18n.DEFAULT:
+        return t("yes" if cell else "no")
+    return cell
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, align: str | None = None) -> str:
@@ -432,7 +447,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, align: str |
         row = list(row)
         if len(row) != len(headers):
             raise ValueError(f"row {row!r} has {len(row)} cells for {len(headers)} columns")
-        lines.append("| " + " | ".join(_cell(t(c) if isinstance(c, str) else c) for c in row) + " |")
+        lines.append("| " + " | ".join(_cell(_shown(c)) for c in row) + " |")
     return "\n".join(lines) + "\n"
 
 

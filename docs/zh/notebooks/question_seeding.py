@@ -1,11 +1,11 @@
 # %% [markdown]
 # # 问题一复现
 #
-# 第一个问题的脚本，除了让 `plt.show()` 直接在页面中出图之外，没有任何改动。它在同一份数据上把同一个 1-10-1 MLP 训练两次——一次直接在 tensor 上训练，一次经过全批量的 `DataLoader`——然后问：为什么两次的 loss 和耗时都不一样？本 notebook 在构建网站时运行，下面的数字来自那台机器（见[运行环境](../../environment/)）。
+# 第一个问题的脚本，除了让 `plt.show()` 直接在页面中出图之外，没有任何改动。它在同一份数据上把同一个 1-10-1 MLP 训练两次——一次直接在张量上训练，一次经过全批量的 `DataLoader`——然后问：为什么两次的损失和耗时都不一样？本笔记本在构建网站时运行，下面的数字来自那台机器（见[运行环境](../../environment/)）。
 #
-# 实测得到的答案：[随机种子的顺序](../../seeding-order/)解释了 loss 为什么不同，[DataLoader 的开销](../../loader-overhead/)解释了耗时为什么不同。下面打印的时间，是两个循环各跑一次 2000 个 epoch、先后进行、用两个不同模型得到的；其他页面上的比值则来自同样的循环，从相同的权重出发，逐轮交替计时，并给出 95 % 区间。两者对不上是正常的：它们是不同的运行，而机器也不是时时都同样繁忙。
+# 实测得到的答案：[随机种子的顺序](../../seeding-order/)解释了损失为什么不同，[DataLoader 的开销](../../loader-overhead/)解释了耗时为什么不同。下面打印的时间，是两个循环各跑一次 2000 轮、先后进行、用两个不同模型得到的；其他页面上的比值则来自同样的循环，从相同的权重出发，逐轮交替计时，并给出 95 % 区间。两者对不上是正常的：它们是不同的运行，而机器也不是时时都同样繁忙。
 #
-# 下载本 notebook：[question_seeding.py](question_seeding.py)——percent 格式的脚本，可以直接用 `python` 运行，也可以借助 jupytext 在 Jupyter 中打开——或者已执行、包含这里所示输出的 [question_seeding.ipynb](question_seeding.ipynb)。
+# 下载本笔记本：[question_seeding.py](question_seeding.py)——`# %%` 格式的脚本，可以直接用 `python` 运行，也可以借助 jupytext 在 Jupyter 中打开——或者已执行、包含这里所示输出的 [question_seeding.ipynb](question_seeding.ipynb)。
 
 # %% alt="左右两个并排的子图，标题分别为 Direct Training 和 Training with DataLoader：每个子图都画出问题数据中 1,000 个带噪声的点，并用红色画出训练后模型的预测。两次运行要靠上面打印的 loss 才能区分。"
 import torch

@@ -69,7 +69,7 @@ def equal_steps(result: Result) -> str:
             rec = at_step(run, s)
             cells.append(_loss(rec["loss"]) if rec else "—")
         rec = at_step(run, last)
-        cells += [f"{rec['samples']:,} ({rec['samples'] / n:.3g} ep.)" if rec else "—",
+        cells += [t("{samples} ({epochs} ep.)", samples=f"{rec['samples']:,}", epochs=f"{rec['samples'] / n:.3g}") if rec else "—",
                   render.seconds(rec["seconds"]) if rec else "—"]
         by_steps.append(cells)
         end = at_step(run, epochs * run["steps_per_epoch"])
@@ -290,7 +290,7 @@ def distributed(result: Result) -> str:
     for r in result["rows"]:
         repeated = ", ".join(map(str, r["repeated"][:4])) + ("…" if len(r["repeated"]) > 4 else "")
         dropped = ", ".join(f"{i:,}" for i in r["dropped"][:4]) + ("…" if len(r["dropped"]) > 4 else "")
-        rows.append([f"{r['n_samples']:,}", str(r["sampler_drop_last"]),
+        rows.append([f"{r['n_samples']:,}", f"`{r['sampler_drop_last']}`",
                      " / ".join(f"{s:,}" for s in r["per_rank_samples"]), f"{r['all_reduce_samples']:,}",
                      repeated or "none", ", ".join(map(str, r["ranks_ending_in_a_repeat"])) or "—",
                      dropped or "none", " / ".join(map(str, r["per_rank_steps"])),
