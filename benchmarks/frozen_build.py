@@ -3,7 +3,7 @@
 1. ``FROZEN=1 mkdocs build --strict`` on a copy with no ``.cache`` (a clean checkout): it runs nothing and draws
    every figure from ``results/``. Target: under 60 s.
 2. Warm rebuilds (nothing changed, caches full) of the same copy, with ``results/`` as committed and with
-   ``results/`` removed, alternated three times each in one run. Target: the recordings add no more than 50 %.
+   ``results/`` removed, alternated three times each in one run. Target: the recordings add no more than 50%.
 
     python benchmarks/frozen_build.py
 """

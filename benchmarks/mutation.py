@@ -4,8 +4,8 @@ mutmut (configured in pyproject.toml, ``[tool.mutmut]``) makes hundreds of small
 ``snippets/seeding.py``, ``snippets/tensor_loader.py``, ``snippets/step_budget.py`` and ``snippets/lab/*.py`` —
 a ``<`` for a ``<=``, a string replaced, an argument dropped — and runs, for each, the tests that reach the
 mutated function: the recipes' tests for the recipes, ``tests/test_lab_*.py`` for the lab. A mutant is
-*killed* when a test fails (or hangs) on it. Targets: at least 97 % of the recipes' mutants killed, at least
-90 % of the lab's.
+*killed* when a test fails (or hangs) on it. Targets: at least 97% of the recipes' mutants killed, at least
+90% of the lab's.
 
 A mutant that no test can kill must be listed, with the reason, in ``mutation_survivors.txt`` beside this file:
 one line per mutant, ``function | mutation | reason``, where the mutation is the changed source line(s), old and

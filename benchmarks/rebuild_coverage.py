@@ -5,7 +5,7 @@ in its fresh processes) twice, in English, and pairs the ratios and shares the t
 (``7.7× (7.4–8.1)``, ``61% (58–64)``, in page order; what a recorded machine of the same kind measured, said
 beside a number, is left out, and a quantity quoted in several places counts once). For each page and in all it reports how many of the second build's values lie
 inside the first build's printed intervals, how many of the first build's lie inside the second's, and how many
-intervals overlap. Target on a quiet machine: at least 95 % both ways.
+intervals overlap. Target on a quiet machine: at least 95% both ways.
 
     python benchmarks/rebuild_coverage.py [--target 0.95]
 """

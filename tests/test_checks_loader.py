@@ -386,7 +386,7 @@ def test_a_timing_without_repeats_decides_nothing(name):
 
 
 def test_a_share_is_never_clipped_and_the_stages_inside_add_up_to_the_epoch():
-    """A stage whose rounds reach past the epoch shows an interval past 100 %: nothing is clipped; the stages timed
+    """A stage whose rounds reach past the epoch shows an interval past 100%: nothing is clipped; the stages timed
     inside the epoch and the remainder add up to it."""
     from snippets.experiments.loader import derive
 

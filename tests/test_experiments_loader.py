@@ -167,9 +167,9 @@ def _synthetic(value: dict, name: str) -> Result:
 def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_noisy():
     steady = _synthetic(test_checks_loader.question_times(), "question_timing")
     text = figures.question_timing(steady)
-    assert "× direct (95 % interval)" in text and "8.00× (8.00–8.00)" in text
+    assert "× direct (95% interval)" in text and "8.00× (8.00–8.00)" in text
     assert "!!! warning" not in text and ", wide)" not in text
-    assert text.splitlines()[0].startswith("| Loader | × direct (95 % interval) | median |"), "the ratio comes second"
+    assert text.splitlines()[0].startswith("| Loader | × direct (95% interval) | median |"), "the ratio comes second"
     wide = test_checks_loader.question_times()
     test_checks_loader._retime(wide["rows"][1], 8.0e-4, test_checks_loader.WIDE)
     text = figures.question_timing(_synthetic(wide, "question_timing"))
@@ -253,7 +253,7 @@ def test_pin_memory_times_nothing_without_an_accelerator(results):
 def test_pin_memory_table_compares_with_pageable_copies_on_the_compute_stream():
     text = figures.pin_memory(_synthetic(test_checks_loader.pin_times(), "pin_memory"))
     assert "| pageable, .to(device), then compute |" in text and "1 (baseline)" in text
-    assert "× pageable, .to(device), then compute (95 % interval)" in text and "0.44× (0.44–0.44)" in text
+    assert "× pageable, .to(device), then compute (95% interval)" in text and "0.44× (0.44–0.44)" in text
 
 
 @pytest.mark.cuda

@@ -354,8 +354,8 @@ def test_a_ratio_is_printed_at_the_precision_its_interval_supports(interval, tex
 
 def test_a_noisy_number_says_so_wherever_it_is_printed():
     assert render.ratio_interval({"value": 7.7, "low": 7.4, "high": 8.1}) == "7.7× (7.4–8.1)"
-    assert render.ratio_interval({"value": 18.0, "low": 13.0, "high": 21.0}) == "18× (13–21)", "±22 %: a finding"
-    assert render.ratio_interval({"value": 10.0, "low": 6.0, "high": 14.0}) == "10× (6–14, wide)", "±40 %: rough"
+    assert render.ratio_interval({"value": 18.0, "low": 13.0, "high": 21.0}) == "18× (13–21)", "±22%: a finding"
+    assert render.ratio_interval({"value": 10.0, "low": 6.0, "high": 14.0}) == "10× (6–14, wide)", "±40%: rough"
     busy = {"value": 3.0, "low": 2.97, "high": 3.03, "contention": 0.4}
     assert render.ratio_interval(busy) == "3.00× (2.97–3.03, noisy)", "tight, but measured on a busy machine"
     drifted = {"value": 10.0, "low": 6.0, "high": 14.0, "drifted": True}

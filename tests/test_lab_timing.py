@@ -493,7 +493,7 @@ def test_the_between_process_interval_is_a_prediction_interval():
 
 def test_a_rebuild_lands_inside_the_interval_95_times_in_100():
     """Simulated builds of k processes whose ratios vary lognormally: the interval of one build covers the value of
-    the next about 95 % of the time (a confidence interval for the mean would cover about 83 %)."""
+    the next about 95% of the time (a confidence interval for the mean would cover about 83%)."""
     import random
 
     rng = random.Random(1)
@@ -532,7 +532,7 @@ def test_shares_across_processes_add_up_and_are_never_clipped():
     whole = timing.pooled([{"x": w} for w in wholes])["x"]
     part = timing.pooled([{"x": p} for p in parts])["x"]
     share = timing.share([(part, whole)])
-    assert share["value"] == pytest.approx(0.9833333) and share["high"] > 1.0, "an interval past 100 % is shown"
+    assert share["value"] == pytest.approx(0.9833333) and share["high"] > 1.0, "an interval past 100% is shown"
     rest = timing.pooled([{"x": _process([w["rounds"][0] - p["rounds"][0]] * 3)} for w, p in zip(wholes, parts)])["x"]
     assert share["value"] + timing.share([(rest, whole)])["value"] == pytest.approx(1.0)
 

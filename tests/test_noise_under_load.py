@@ -3,7 +3,7 @@
 Two functions doing 1× and 3× the same work are timed in alternation, once on a quiet machine and once with two
 busy-loop processes beside them (as many as this machine has cores, at most two; stopped by the test). What the
 page would print must not be a wrong finding: the busy ratio is flagged as noisy (the page shows the warning),
-or its interval reaches the quiet one, or it agrees with the quiet value within the ±10 % the page promises.
+or its interval reaches the quiet one, or it agrees with the quiet value within the ±10% the page promises.
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def test_the_in_short_says_where_it_was_measured_and_is_followed_by_jump_links_a
     legend_text = re.sub(r"<[^>]+>", "", after_box[legend:first_section])
     from snippets.lab import mkdocs_hook
 
-    explained = "95 %" in legend_text or "95% 区间" in legend_text
+    explained = "95%" in legend_text or "95% 区间" in legend_text
     printed = bool(mkdocs_hook._INTERVAL.search(re.sub(r'<span class="pitfalls-claim__tip".*?</span>', "", text)))
     assert explained == printed, f"{page}: intervals printed: {printed}, explained under the In short: {explained}"
 

@@ -1,9 +1,9 @@
 # %% [markdown]
 # # Question 2, reproduced
 #
-# The second question's script, as posted, run when the site was built. It fits sin(x) on 10 000 points in
+# The second question's script, as posted, run when the site was built. It fits sin(x) on 10,000 points in
 # [-π, π] with a 1-128-128-1 ReLU MLP and Adam (lr 1e-4): once with batch 512 for 20 epochs, once with the full
-# batch (10 000) for 400 epochs, and plots both fits. With 20 full-batch epochs the full-batch fit was far
+# batch (10,000) for 400 epochs, and plots both fits. With 20 full-batch epochs the full-batch fit was far
 # worse; with 400 the two look alike. The only edits: English translations beside the original comments, and
 # `plt.show()` draws inline.
 #
@@ -12,7 +12,7 @@
 # losses over an epoch — for the full batch that is the loss *before* the epoch's single step.
 #
 # Most of this notebook's running time is the full-batch run, and most of that is not arithmetic: every epoch
-# the `DataLoader` fetches the 10 000 rows one by one and stacks them again (see
+# the `DataLoader` fetches the 10,000 rows one by one and stacks them again (see
 # [DataLoader overhead](../../loader-overhead/)).
 #
 # Why the two runs end up close, counted and measured — 20 epochs of batch 512 are exactly 400 optimizer

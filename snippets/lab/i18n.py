@@ -225,10 +225,19 @@ def t(text: str, **fields) -> str:
     return t_in(context.current().language, text, **fields)
 
 
-def joined(items: Iterable[str]) -> str:
-    """Items in the language of the page being built, as a list: ``yes, no, yes``; ``是、否、是``."""
+def joined(items: Iterable[str], *, clauses: bool = False) -> str:
+    """Items in the language of the page being built, as a list: ``yes, no, yes``; ``是、否、是`` (clauses, each a
+    phrase of its own: ``a; b``; ``a；b``)."""
     words = [t(item) for item in items]
-    return ("、" if language() == "zh" else ", ").join(words)
+    if language() == "zh":
+        return ("；" if clauses else "、").join(words)
+    return ("; " if clauses else ", ").join(words)
+
+
+def counted(count: int, one: str, many: str) -> str:
+    """``count`` things in the page's language: ``1 batch``, ``2 batches``; ``2 个批次`` (``one`` and ``many`` are
+    catalogue keys with a ``{count}`` field)."""
+    return t(one if count == 1 else many, count=f"{count:,}")
 
 
 def language() -> str:

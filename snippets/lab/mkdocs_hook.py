@@ -591,7 +591,7 @@ def on_page_content(html, page, **kwargs):
 LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements: tap, click or focus it to see what "
                  "was checked and what was measured.")
 LEGEND_UNDECIDED = "? marks one the measurements here could not decide."
-LEGEND_INTERVALS = ("A ratio or share is printed with its 95 % interval, low–high: the range a re-measurement on the "
+LEGEND_INTERVALS = ("A ratio or share is printed with its 95% interval, low–high: the range a re-measurement on the "
                     "same machine should land in.")
 LEGEND_WIDE = "“wide”: the range is more than ±{tolerance} of the value; the value is rough, trust the range."
 LEGEND_NOISY = ("“noisy”: other programs were running or the machine's speed changed while it was measured, so the "

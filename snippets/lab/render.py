@@ -124,7 +124,7 @@ def plain_number(value: float, _position: object = None) -> str:
 
 def legible(fig: Figure) -> None:
     """No text in ``fig`` smaller than MIN_FONT, and log axes labelled in plain numbers (mathtext draws their
-    exponents at 70 % of the label's size): with ``lean_svg``'s minimum width, every text reads at 9 px or more."""
+    exponents at 70% of the label's size): with ``lean_svg``'s minimum width, every text reads at 9 px or more."""
     from matplotlib.text import Text
     from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
 
@@ -509,7 +509,7 @@ def noisy_said(text: str, interval: dict, flag: bool) -> str:
 
 
 def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = True) -> str:
-    """``7.7× (7.4–8.1)``: a ratio with its 95 % interval, at the precision the interval supports; ``flag``:
+    """``7.7× (7.4–8.1)``: a ratio with its 95% interval, at the precision the interval supports; ``flag``:
     marked noisy when it is (``noisy_said``).
 
     Ratios below 0.1 (shares) keep two significant figures; ratios whose interval is tens wide or more are
@@ -535,14 +535,14 @@ def _unsigned_zero(text: str) -> str:
 
 
 def percent_interval(interval: dict, *, flag: bool = True) -> str:
-    """A share with its 95 % interval, in percent: ``61% (58–64)``; marked noisy when it is (``noisy_said``)."""
+    """A share with its 95% interval, in percent: ``61% (58–64)``; marked noisy when it is (``noisy_said``)."""
     text = ratio_interval({key: interval.get(key) * 100 if interval.get(key) is not None else None
                            for key in ("value", "low", "high")}, suffix="%", flag=False)
     return noisy_said(text, interval, flag)
 
 
 def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
-    """A check's measured ``values[key]`` with the 95 % interval the check measured (its ``low`` and ``high``), as
+    """A check's measured ``values[key]`` with the 95% interval the check measured (its ``low`` and ``high``), as
     ``ratio_interval`` writes it: ``10× (9.4–10.7)``, or with ``percent`` a share in percent, ``91% (83–93)``.
 
     When the check states the bound it decided on (``relation`` and ``threshold``, as ``judged`` returns them), the

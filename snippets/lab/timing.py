@@ -167,7 +167,7 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
 
 
 def t_quantile(df: int) -> float:
-    """The two-sided 95 % quantile of Student's t with ``df`` degrees of freedom."""
+    """The two-sided 95% quantile of Student's t with ``df`` degrees of freedom."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1, got {df}")
     return _T975[df - 1] if df <= len(_T975) else 1.96
@@ -175,10 +175,10 @@ def t_quantile(df: int) -> float:
 
 def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
           resamples: int = BOOTSTRAP_RESAMPLES) -> dict:
-    """``numerator / denominator`` of two timings, with a 95 % interval.
+    """``numerator / denominator`` of two timings, with a 95% interval.
 
     Timings measured in several fresh processes (``pooled``: both carry ``processes``) give one ratio per process
-    (paired round by round inside it); the value is their geometric mean and the interval a 95 % *prediction*
+    (paired round by round inside it); the value is their geometric mean and the interval a 95% *prediction*
     interval for the value a rebuild with as many new processes gets: on the log scale, mean ± t · s · √(2/k) for
     k processes with standard deviation s: the range a rebuild's value should fall in if the machine behaves as
     it did while these processes ran, which is what a reader takes an interval to mean; it is √2 wider than a
@@ -214,7 +214,7 @@ def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
 
 def _between_processes(a: list[dict], b: list[dict], *, confidence: float, resamples: int) -> dict:
     if abs(confidence - 0.95) > 1e-9:
-        raise ValueError(f"between-process intervals are 95 % intervals, got confidence {confidence}")
+        raise ValueError(f"between-process intervals are 95% intervals, got confidence {confidence}")
     logs = [math.log(_ratio(x, y, confidence=confidence, resamples=0)["value"]) for x, y in zip(a, b)]
     k = len(logs)
     centre = statistics.fmean(logs)
@@ -254,9 +254,9 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
     """A share of a whole: Σ part ÷ whole over the ``(part, whole)`` pairs, each pair two timings made in the same
     rounds (a stage and the epoch it was timed inside). Additive, unlike ``ratio``: in each process a pair's
     share is its part's total time over its whole's, and a share is the mean of the processes' shares, so the
-    shares of the stages of one epoch add up to its whole, remainder included. The interval is the same 95 %
+    shares of the stages of one epoch add up to its whole, remainder included. The interval is the same 95%
     prediction interval as ``ratio``'s, on the share itself, and never clipped (with few processes a linear interval
-    can reach past 100 % by arithmetic alone: it is shown as it is). Within one process only: bootstrapped over
+    can reach past 100% by arithmetic alone: it is shown as it is). Within one process only: bootstrapped over
     rounds.
     Returns ``{"value", "low", "high", "n", "processes", "contention", "drifted"}``."""
     if not parts:

@@ -1,7 +1,7 @@
 """DataLoader overhead, the checks: named conditions on measured results, each the basis of a claim on the page.
 
 Each returns ``(holds, values)``; the page writes the sentence and injects the values (``snippets.lab.say``).
-Checks on timings take their thresholds from the page's wording and decide from the 95 % interval of each ratio
+Checks on timings take their thresholds from the page's wording and decide from the 95% interval of each ratio
 (``timing=True``): a claim holds when the whole interval is on the right side of its threshold, fails when all of
 it is on the wrong side, and is *undecided on this machine* (``holds=None``) otherwise. Their values include
 ``low`` and ``high``, the interval. The tests feed each one synthetic results.

@@ -4,7 +4,7 @@ Pure functions of a result (a ``Result`` or its JSON value: both are indexed by 
 by ``measure``, so changing how a number is derived re-runs no experiment.
 
 Every ratio of two timings is an *interval*, ``{"value", "low", "high", ...}`` (``snippets.lab.timing.ratio``):
-the 95 % interval a rebuild lands inside, from the spread between the fresh processes the two were timed in
+the 95% interval a rebuild lands inside, from the spread between the fresh processes the two were timed in
 (within one process: bootstrapped over the rounds they were timed in alternation, or over their blocks).
 ``low``/``high`` are None where too few repeats were timed for an interval.
 """
@@ -169,7 +169,7 @@ def breakdown_shares(result: Value, together: dict[str, tuple[str, ...]] | None 
     group named in ``together`` (name: stage keys).
 
     The stages in ``INSIDE_KEYS`` were timed inside the epoch, so their shares and the remainder's add up to
-    100 %; the copies in ``COMPARED_KEYS`` were timed on their own, against a whole epoch timed beside them. No
+    100%; the copies in ``COMPARED_KEYS`` were timed on their own, against a whole epoch timed beside them. No
     interval is clipped."""
     shares = {key: timing.share([_pair(result, key)]) for key in (*INSIDE_KEYS, *COMPARED_KEYS)}
     for name, keys in {**STAGE_GROUPS, **(together or {})}.items():
@@ -300,7 +300,7 @@ SAME_OPERATION_MARGIN = timing.NOISE_TOLERANCE
 
 def disagreements(result: Value, margin: float = SAME_OPERATION_MARGIN) -> list[dict]:
     """Operations timed in several rows on the same bytes (``clone()`` and ``copy_()`` at every width) whose
-    timings disagree beyond their uncertainty: some pair's ratio has a 95 % interval entirely outside
+    timings disagree beyond their uncertainty: some pair's ratio has a 95% interval entirely outside
     1 ± ``margin`` (above ``1 + margin`` or below ``1 / (1 + margin)``)."""
     out = []
     for operation, prefix in SAME_OPERATIONS.items():

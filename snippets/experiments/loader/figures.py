@@ -3,7 +3,7 @@
 The sentences around them are the page's; the few numbers the page's text needs beyond a table come from the
 small helpers at the end of each section.
 
-Every ratio is printed with its 95 % interval (``render.ratio_interval``, shares as percentages by ``percent``),
+Every ratio is printed with its 95% interval (``render.ratio_interval``, shares as percentages by ``percent``),
 and every table whose ratios include a noisy one is followed by a warning naming them (``render.noise_warning``).
 """
 
@@ -40,7 +40,7 @@ def cell(text: str) -> str:
 
 
 def percent(interval: Interval) -> str:
-    """A share with its 95 % interval, in percent: ``61% (58–64)`` (``render.percent_interval``)."""
+    """A share with its 95% interval, in percent: ``61% (58–64)`` (``render.percent_interval``)."""
     return percent_interval(interval)
 
 
@@ -85,7 +85,7 @@ MIN_BLOCKS_FOR_IQR = 4
 def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, Interval], *, label: str,
                    baseline: str, extra: Sequence[str] = (),
                    intervals_of: Callable[[Result], dict[str, Interval]] | None = None) -> str:
-    """Median, spread, and each row's ratio to the ``baseline`` row with its 95 % interval; the stamp; a noise
+    """Median, spread, and each row's ratio to the ``baseline`` row with its 95% interval; the stamp; a noise
     warning if one of the ratios is too wide. ``intervals`` are by row label; ``extra`` columns are row keys. The
     repeats column says how many fresh processes and rounds each was timed in. Given ``intervals_of`` (how
     ``intervals`` are computed from a result), a ratio that a recorded machine of the same kind measured outside
@@ -95,7 +95,7 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
     by_processes = any(row.get("processes") for row in rows)
     repeats_header = "processes × rounds" if by_processes else "rounds" if by_rounds else "blocks"
     # the ratio, the finding, next to the row's name: on a phone it is on the first screen of the table
-    headers = [label, f"× {baseline} (95 % interval)", "median", "IQR", repeats_header, *extra]
+    headers = [label, f"× {baseline} (95% interval)", "median", "IQR", repeats_header, *extra]
     body = []
     for row in rows:
         ratio = ("1 (baseline)" if row["label"] == baseline
@@ -136,7 +136,7 @@ def question_timing(result: Result) -> str:
 
 
 def training_target(result: Result) -> dict:
-    """The question's loop with TensorLoader against the direct loop, with its 95 % interval over the rounds, and
+    """The question's loop with TensorLoader against the direct loop, with its 95% interval over the rounds, and
     whether that meets the recipe's target: met when the whole interval is below it, missed when all of it is
     above, undecided otherwise (reported, not claimed: the benchmark checks it strictly)."""
     ratio = question_ratios(result)["TensorLoader"]
@@ -174,7 +174,7 @@ def inside_label(result: Result, key: str) -> str:
 
 def breakdown(result: Result) -> str:
     """The stages of one DataLoader epoch, clocked inside it: mean time per epoch and share of the epoch with its
-    95 % interval, adding up to 100 % with the remainder; then the copies, each timed on its own beside a whole
+    95% interval, adding up to 100% with the remainder; then the copies, each timed on its own beside a whole
     epoch."""
     shares = breakdown_shares(result)
     whole = inside_row(result, "whole")
@@ -194,10 +194,10 @@ def breakdown(result: Result) -> str:
                 for row in result["stages"]]
     compared[0][2] = "100% (baseline)"
     return (table([f"Stage, timed inside one DataLoader epoch (N = {result['n']:,}, full batch)", "mean",
-                   "median of the rounds", "share of the epoch (95 % interval, from the means)"], inside)
+                   "median of the rounds", "share of the epoch (95% interval, from the means)"], inside)
             + f"\n{rounds}\n\n"
             + table([f"Timed on its own (N = {result['n']:,})", "median",
-                     t("against a whole epoch timed beside it, {time} (95 % interval)", time=seconds(epoch["median"]))],
+                     t("against a whole epoch timed beside it, {time} (95% interval)", time=seconds(epoch["median"]))],
                     compared)
             + "\n" + stamp_line(result) + breakdown_noise(result))
 
@@ -210,12 +210,12 @@ def _rounds_cell(row: dict) -> str:
     processes = row.get("processes")
     if processes:
         return t("*{processes} processes × {rounds} rounds of back-to-back epochs; the rest is the whole minus the "
-                 "four stages, so the shares add up to 100 % by construction. The means include the garbage "
+                 "four stages, so the shares add up to 100% by construction. The means include the garbage "
                  "collector's collections, which land in some rounds and not others: that is why a mean can sit "
                  "well above the median, here and against the whole epoch timed on its own below.*",
                  processes=len(processes), rounds=len(processes[0]["rounds"]))
     return t("*{rounds} rounds of back-to-back epochs, in one process; the rest is the whole minus the four stages, "
-             "so the shares add up to 100 % by construction.*", rounds=len(row["rounds"]))
+             "so the shares add up to 100% by construction.*", rounds=len(row["rounds"]))
 
 
 def stages_total(result: Result) -> dict:
@@ -297,7 +297,7 @@ def closest_slowdown(result: Result) -> dict:
 def speed_target_rows(result: Result) -> list[dict]:
     """TensorLoader against the hand-written loop at each batch size: the benchmark's targets.
 
-    Medians, with the ratio's 95 % interval over the timed blocks. A target is met when the whole interval is
+    Medians, with the ratio's 95% interval over the timed blocks. A target is met when the whole interval is
     within it, missed when all of it is outside, undecided otherwise (``met`` is None). Where the loop takes
     less than ``SMALL_EPOCH``, the target is an absolute slack: at most ``SMALL_SLACK`` slower, that is a ratio
     below 1 + slack / the loop's time.
@@ -325,7 +325,7 @@ def speed_targets(result: Result) -> str:
             for r in targets]
     named = [(f"TensorLoader ÷ hand-written loop, {'shuffled' if r['shuffle'] else 'sequential'}, batch size "
               f"{r['batch_size']:,}", r["ratio"]) for r in targets]
-    return (table(["order", "batch size", "hand-written loop", "TensorLoader", "ratio (95 % interval)", "target",
+    return (table(["order", "batch size", "hand-written loop", "TensorLoader", "ratio (95% interval)", "target",
                    "this build"], rows, align="lrrrrll") + "\n" + stamp_line(result) + warning(named))
 
 
@@ -341,7 +341,7 @@ def size_scaling(result: Result) -> str:
 
 def size_costs(result: Result) -> str:
     """Each loader's epoch and time per sample at the largest N every loader ran, sequential and shuffled, and as a
-    multiple of TensorLoader's in the same order (with its 95 % interval over the timed blocks)."""
+    multiple of TensorLoader's in the same order (with its 95% interval over the timed blocks)."""
     rows, named = [], []
     for shuffle in (False, True):
         order = "shuffled" if shuffle else "sequential"
@@ -352,7 +352,7 @@ def size_costs(result: Result) -> str:
             if ratio is not None:
                 named.append((f"{name} ÷ TensorLoader, {order}, N = {c['n']:,}", ratio))
     return (table(["order", "Loader", "N", "epoch", "time per sample (epoch / N)",
-                   "× TensorLoader at the same N (95 % interval)"], rows, align="llrrrr")
+                   "× TensorLoader at the same N (95% interval)"], rows, align="llrrrr")
             + "\n" + stamp_line(result) + warning(named))
 
 
@@ -361,7 +361,7 @@ def size_costs(result: Result) -> str:
 
 
 def step_share(result: Result) -> str:
-    """Loader time per batch against one training step, for each model, with each share's 95 % interval."""
+    """Loader time per batch against one training step, for each model, with each share's 95% interval."""
     rows, named = [], []
     for r in result["rows"]:
         shares = {name: loader_share(result, r, name) for name in ("DataLoader", "TensorLoader")}
@@ -369,8 +369,8 @@ def step_share(result: Result) -> str:
                      seconds(r["TensorLoader"]), cell(percent(shares["TensorLoader"]))])
         named += [(f"{name} per batch, {r['model']}: share of the loader and step time", share, True)
                   for name, share in shares.items()]
-    return (table(["Model", "training step", "DataLoader per batch", "its share (95 % interval)",
-                   "TensorLoader per batch", "its share (95 % interval)"], rows) + "\n" + stamp_line(result)
+    return (table(["Model", "training step", "DataLoader per batch", "its share (95% interval)",
+                   "TensorLoader per batch", "its share (95% interval)"], rows) + "\n" + stamp_line(result)
             + warning(named))
 
 
@@ -406,7 +406,7 @@ def workers(result: Result) -> str:
 
 def fastest_workers(result: Result) -> list[dict]:
     """For each setting, the fastest worker setting (num_workers > 0, by median) against num_workers=0 and
-    TensorLoader, each ratio with its 95 % interval."""
+    TensorLoader, each ratio with its 95% interval."""
     out = []
     for n, batch_size in result["settings"]:
         rows = worker_rows(result, n)
@@ -437,7 +437,7 @@ def pin_memory(result: Result) -> str:
 
 def bandwidth(result: Result) -> str:
     """Time and GB/s of each way to produce a shuffled full batch, by row width, against clone(), with each
-    share's 95 % interval; a note when rows that time the same operation on the same bytes disagree."""
+    share's 95% interval; a note when rows that time the same operation on the same bytes disagree."""
     rows, named = [], []
     for r in result["rows"]:
         shape = f"{r['rows']:,} × {r['width']:,}"
@@ -454,7 +454,7 @@ def bandwidth(result: Result) -> str:
             rows.append([shape, r["label"], *speeds, cell(percent(share))])
             named.append((f"{r['label'].split(':')[0]}, {shape}: share of clone()'s speed", share, True))
     return (table([f"rows × floats ({result['megabytes']} MiB)", "what", "median", "GB/s of batch",
-                   "GB/s moved (read + write)", "of clone() (95 % interval)"], rows, align="llrrrr")
+                   "GB/s moved (read + write)", "of clone() (95% interval)"], rows, align="llrrrr")
             + "\n" + stamp_line(result) + warning(named) + agreement(result))
 
 

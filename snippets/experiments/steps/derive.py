@@ -65,7 +65,7 @@ def step_costs(result: Result) -> dict[int, dict]:
 
 
 def step_cost_ratio(result: Result) -> dict:
-    """The dearest step against the cheapest (by median), with its 95 % interval: ``{"dearest", "cheapest",
+    """The dearest step against the cheapest (by median), with its 95% interval: ``{"dearest", "cheapest",
     "ratio"}``, batch sizes and an interval."""
     costs = step_costs(result)
     cheapest = min(costs, key=lambda batch: costs[batch]["median"])
