@@ -9,7 +9,7 @@
 # The answers, measured: [Seeding order](../../seeding-order/) explains the different losses,
 # [DataLoader overhead](../../loader-overhead/) the different times. The times printed below are one run of
 # each loop's 2000 epochs, one after the other, with two different models; the ratios on the other pages come
-# from the same loops timed in alternation, round by round, from equal weights, with a 95 % interval. Expect the
+# from the same loops timed in alternation, round by round, from equal weights, with a 95% interval. Expect the
 # two to differ: they are different runs on a machine that is not always equally busy.
 #
 # Download this notebook: [question_seeding.py](question_seeding.py) — a percent-format script; run it with

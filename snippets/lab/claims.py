@@ -52,7 +52,8 @@ class Check:
 
     def measured(self) -> str:
         """The values, readable: ``ratio = 7.73, epochs = 2,000``."""
-        return ", ".join(f"{key} = {show_value(value)}" for key, value in self.values.items()) or "—"
+        comma = "，" if i18n.language() == "zh" else ", "
+        return comma.join(f"{key} = {show_value(value)}" for key, value in self.values.items()) or "—"
 
 
 # Every check defined in a checks module, by name: the tests feed each one a contradicting result.
@@ -106,9 +107,11 @@ def show_value(value: Any) -> str:
         return f"{value:,.4g}"
     if isinstance(value, (list, tuple)):
         shown = [show_value(v) for v in value[:6]]
-        return "[" + ", ".join(shown) + (", …" if len(value) > 6 else "") + "]"
+        comma = "、" if i18n.language() == "zh" else ", "
+        return "[" + comma.join(shown) + (comma + "…" if len(value) > 6 else "") + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{show_value(k)}: {show_value(v)}" for k, v in value.items()) + "}"
+        comma, colon = ("，", "：") if i18n.language() == "zh" else (", ", ": ")
+        return "{" + comma.join(f"{show_value(k)}{colon}{show_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, str) and i18n.language() != i18n.DEFAULT and i18n.needs_translation(value):  # a label ("the CPU") in the page's
         found = i18n.translate(value, i18n.language(), context.current().used)  # language where it has one;
         return value if found is None else found  # other text measured (an operation's name) stays as it is
@@ -140,7 +143,7 @@ def say(outcome: Check, sentence: str) -> str:
         tip = t("Undecided on this machine: whether {condition} cannot be told, {why}. Measured: "
                 "{measured}.{source} Re-measure on a quiet machine: REFRESH=timing make build.",
                 condition=t(outcome.condition), why=why, measured=outcome.measured(), source=source)
-        return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}: {why}</em>", tip + others,
+        return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}{'：' if i18n.language() == 'zh' else ': '}{why}</em>", tip + others,
                        "pitfalls-claim pitfalls-claim--undecided")
     if not outcome.holds:
         message = (f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "

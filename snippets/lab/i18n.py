@@ -234,6 +234,14 @@ def joined(items: Iterable[str], *, clauses: bool = False) -> str:
     return ("; " if clauses else ", ").join(words)
 
 
+def count_or_none(count: int, none: str, some: str, **fields) -> str:
+    """A count said in the page's language, zero in words of its own: ``differ at none of 2,000 epochs``,
+    ``在全部 2,000 轮中完全一致`` (not "有 0 个不同"). ``none`` and ``some`` are catalogue keys; integers get
+    thousands separators."""
+    shown = {key: f"{value:,}" if isinstance(value, int) else value for key, value in fields.items()}
+    return t(none if count == 0 else some, count=f"{count:,}", **shown)
+
+
 def counted(count: int, one: str, many: str) -> str:
     """``count`` things in the page's language: ``1 batch``, ``2 batches``; ``2 个批次`` (``one`` and ``many`` are
     catalogue keys with a ``{count}`` field)."""

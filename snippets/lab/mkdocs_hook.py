@@ -517,7 +517,9 @@ def theirs_translated(output: str, language: str) -> str:
     def attribute(found):
         text = html_module.unescape(found.group(2))
         translated = i18n.translate(text, language, _lab("context").current().used) if i18n.needs_translation(text) else None
-        return found.group(0) if translated is None else f'{found.group(1)}="{html_module.escape(translated)}"'
+        if translated is None and language == "zh":  # the theme's "上一页: 首页": a Chinese colon
+            translated = re.sub(r"(?<=[\u4e00-\u9fff]): ", "：", text)
+        return f'{found.group(1)}="{html_module.escape(translated)}"'
 
     output = _ATTRIBUTE.sub(attribute, output)
     output = _NOTICE.sub(lambda m: m.group(1) + i18n.t_in(language, m.group(2)) + m.group(3), output)

@@ -588,7 +588,8 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
             shown.append(t("the machine's speed drifted"))
         # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
-        lines.append(f"    - {t(name)}: {value} — {'; '.join(shown)}")
+        colon = "：" if i18n.language() == "zh" else ": "
+        lines.append(f"    - {t(name)}{colon}{value} — {i18n.joined(shown, clauses=True)}")
     return "\n".join(lines) + "\n"
 
 
