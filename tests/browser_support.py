@@ -192,10 +192,11 @@ def broken_links(site: Path) -> list[str]:
     for page in sitemap:
         if _file_for(site, "/" + page) is None:
             problems.append(f"sitemap.xml: page {page!r} does not exist")
-    index = site / "search" / "search_index.json"
-    if index.is_file():
-        for doc in json.loads(index.read_text(encoding="utf-8"))["docs"]:
-            check("search/search_index.json", "/", doc["location"], "location")
+    for index in [site / "search" / "search_index.json", *sorted(site.glob("*/search/search_index.json"))]:
+        if index.is_file():  # each language's index, its locations relative to its own folder
+            where = "/" + index.relative_to(site).parent.parent.as_posix().strip(".") + "/"
+            for doc in json.loads(index.read_text(encoding="utf-8"))["docs"]:
+                check(index.relative_to(site).as_posix(), where.replace("//", "/"), doc["location"], "location")
     return problems
 
 

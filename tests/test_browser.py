@@ -44,7 +44,8 @@ TIMEOUT_MS = 90_000  # a slow, shared 2-core machine
 
 SEARCHES = [("manual_seed", "seeding-order/"), ("collate", "loader-overhead/"), ("drop_last", "update-steps/"),
             # the Chinese edition, searched from its own home page (Chinese words cut apart by jieba at build time)
-            ("随机数", "zh/seeding-order/"), ("批大小", "zh/update-steps/"), ("num_workers", "zh/loader-overhead/")]
+            ("随机数", "zh/seeding-order/"), ("批大小", "zh/update-steps/"), ("num_workers", "zh/loader-overhead/"),
+            ("学习率", "zh/update-steps/"), ("全批量", "zh/loader-overhead/")]
 RECIPES = [("seeding-order/", "snippets/seeding.py"), ("loader-overhead/", "snippets/tensor_loader.py"),
            ("update-steps/", "snippets/step_budget.py")]
 COPY_BUTTON = 'button.md-clipboard, button.md-code__button[data-md-type="copy"]'
@@ -788,6 +789,9 @@ def test_search_finds_the_right_page(browser, base_url, term, expected):
         session.close()
     pages = list(dict.fromkeys(urlsplit(url).path.lstrip("/") for url in found))
     assert expected in pages, f"searching {term!r} ({meta.strip()}) lists {pages}, not /{expected}"
+    language = "zh/" if expected.startswith("zh/") else ""
+    strangers = [p for p in pages if p.startswith("zh/") != bool(language)]
+    assert not strangers, f"searching {term!r} from /{language} lists pages of the other language: {strangers}"
 
 
 def test_no_accessibility_violations_in_either_palette(visits):

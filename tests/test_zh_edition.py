@@ -123,6 +123,25 @@ def test_one_percent_style_in_the_english_edition_too(built_site):
 
 
 @pytest.mark.site
+def test_each_language_has_its_own_search_index_with_the_glossarys_words_whole(built_site):
+    english = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    chinese = json.loads((built_site / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert english["docs"] and chinese["docs"]
+    assert not [d["location"] for d in english["docs"] if d["location"].startswith("zh/")], "Chinese in English"
+    pages = {d["location"].split("#")[0] for d in chinese["docs"]}
+    assert pages == {p.relative_to(built_site / "zh").parent.as_posix().replace(".", "") + "/" if p.parent != built_site / "zh"
+                     else "" for p in (built_site / "zh").rglob("index.html") if "search" not in p.parts}, pages
+    separator = re.compile(english["config"]["separator"])
+    words = set()
+    for doc in chinese["docs"]:
+        words.update(separator.split(doc["title"] + " " + doc["text"]))
+    for word in ("优化器", "学习率", "数据集", "全批量", "批大小", "迭代器", "随机数生成器", "工作进程"):
+        assert word in words, f"{word} is cut apart in the Chinese search index"
+    for page in sorted((built_site / "zh").rglob("index.html")):
+        assert re.search(r'"base": "[./]*zh/"', page.read_text(encoding="utf-8")), f"{page}: searches the site root"
+
+
+@pytest.mark.site
 @pytest.mark.parametrize("entry, named", [
     ({"a line no page prints": "没有页面打印的一行"}, "1 zh catalogue entry no page used"),
     ({"more than 5× as long": "耗时是 6 倍以上"}, "must keep the key's literal numbers ['5']"),

@@ -484,8 +484,11 @@ def on_post_page(output, page, config):
     script fetches a ``sitemap.xml`` beside each (``zh/seeding-order/sitemap.xml``), which does not exist, and
     the site's one ``sitemap.xml`` already gives every page's alternates (``xhtml:link hreflang``)."""
     output = _ALTERNATE_LINK.sub("", output)
-    if _lab("i18n").language_of(page.file.src_path) != _lab("i18n").DEFAULT:
-        output = theirs_translated(output, _lab("i18n").language_of(page.file.src_path))
+    language = _lab("i18n").language_of(page.file.src_path)
+    if language != _lab("i18n").DEFAULT:
+        output = theirs_translated(output, language)
+        if page.url.startswith(f"{language}/"):  # its pages live in <language>/, beside the default language's
+            output = _search_base(output, language)
     if "notebooks" in page.file.src_path:  # nbconvert percent-encodes a Unicode heading's id (and its ¶ link)
         output = _ENCODED_ANCHOR.sub(lambda m: f'{m.group(1)}{unquote(m.group(2))}"', output)
     source = page.file.abs_src_path
@@ -686,6 +689,16 @@ def on_post_build(config):
             f"{claim['measured']} — stated on " + "; ".join(f"page docs/{page}: {sentence!r}"
                                                              for page, sentence in claim["pages"])
             for claim in failures))
+
+
+_CONFIG_BASE = re.compile(r'(<script id="__config" type="application/json">\{"annotate": [^,]*, "base": ")([^"]*)(")')
+
+
+def _search_base(output: str, language: str) -> str:
+    """A page of ``language`` searches its own language's index: Material reads ``search/search_index.json``
+    under the ``base`` of its ``__config`` (the site root), which for this page is its language's folder."""
+    return _CONFIG_BASE.sub(lambda m: f"{m.group(1)}{m.group(2).rstrip('/') or '.'}/{language}/{m.group(3)}", output,
+                            count=1)
 
 
 def _whole_site(config) -> bool:
