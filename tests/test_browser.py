@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import shutil
 import urllib.request
 from pathlib import Path
@@ -1023,3 +1024,23 @@ def test_figures_follow_dark_mode_and_a_hovered_claim_moves_nothing(browser, bas
     assert hovered["title"].replace("`", "") == hovered["tip"] and hovered["tip"], "the tip as the pointer's tooltip"
     assert not hovered["shown"] and abs(after - before) < 1, f"hovering a claim moved the next block by {after - before:.0f} px"
     assert clicked, "a click opens the tip in the text"
+
+
+def test_chinese_emphasis_is_upright_and_marked_not_slanted(browser, base_url):
+    """Chinese has no italic (a browser slants CJK glyphs synthetically): in the Chinese edition an <em> holding
+    Chinese stands upright with 着重号 under it; in the English edition emphasis stays italic."""
+    session = _Session(browser, base_url, viewport=LAPTOP)
+    styles = "(els) => els.map((e) => [e.textContent.slice(0, 20), getComputedStyle(e).fontStyle, " \
+             "getComputedStyle(e).textEmphasisStyle || getComputedStyle(e).webkitTextEmphasisStyle])"
+    try:
+        session.open(urljoin(base_url, "zh/loader-overhead/"))
+        chinese = [s for s in session.page.locator(".md-content em").evaluate_all(styles)
+                   if re.search(r"[\u4e00-\u9fff]", s[0])]
+        session.open(urljoin(base_url, "loader-overhead/"))
+        english = session.page.locator(".md-content em").evaluate_all(styles)
+    finally:
+        session.close()
+    assert len(chinese) >= 5, chinese
+    slanted = [s for s in chinese if s[1] != "normal" or s[2] in (None, "", "none")]
+    assert not slanted, f"Chinese emphasis slanted or unmarked: {slanted[:5]}"
+    assert english and all(s[1] == "italic" for s in english), english[:5]

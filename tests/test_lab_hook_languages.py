@@ -7,6 +7,7 @@ build both languages.)"""
 from __future__ import annotations
 
 import functools
+import json
 import inspect
 import re
 from pathlib import Path
@@ -158,7 +159,9 @@ def test_notebook_headings_get_unicode_anchors(monkeypatch):
 
 
 def _page(src_path: str, abs_src_path: str | None = None):
-    return SimpleNamespace(file=SimpleNamespace(src_path=src_path, abs_src_path=abs_src_path, abs_dest_path="/x"))
+    url = src_path.removesuffix(".md").removesuffix(".py").removesuffix("index") + "/"
+    return SimpleNamespace(file=SimpleNamespace(src_path=src_path, abs_src_path=abs_src_path, abs_dest_path="/x"),
+                           url=url.replace("//", "/").lstrip("/"))
 
 
 def test_alternate_links_leave_every_page_and_notebook_anchors_are_unquoted(monkeypatch):
@@ -173,6 +176,39 @@ def test_alternate_links_leave_every_page_and_notebook_anchors_are_unquoted(monk
                         '<a href="https://x.org/a%20b">x</a><a href="#plain">p</a>')
     other = hook.on_post_page(page, _page("zh/update-steps.md"), None)
     assert other == "<head>\n<title>t</title>" + body, "a page's own anchors are left as written"
+
+
+def test_what_plugins_write_in_english_is_translated_on_a_chinese_page_and_it_searches_its_own_index(monkeypatch):
+    monkeypatch.setattr(hook._session, "executed_dir", None)
+    page = ('<script id="__config" type="application/json">{"annotate": null, "base": "../..", "features": []}'
+            '</script><h2 id="a">甲<a class="headerlink" href="#a" title="Permanent link">¶</a></h2>'
+            '<a aria-label="上一页: 首页" href="../">x</a><clipboard-copy aria-label="Copy to Clipboard" for="c">'
+            '<span class="notice" hidden="">Copied!</span></clipboard-copy>'
+            '<div class="jp-InputPrompt jp-InputArea-prompt">In\xa0[3]:</div><a title="not in any catalogue">y</a>')
+    shown = hook.on_post_page(page, _page("zh/seeding-order.md"), None)
+    assert '"base": "../../zh/"' in shown, "a Chinese page searches zh/search/search_index.json"
+    assert 'title="永久链接"' in shown and 'aria-label="上一页：首页"' in shown
+    assert 'aria-label="复制到剪贴板"' in shown and ">已复制</span>" in shown and "输入 [3]：" in shown
+    assert 'title="not in any catalogue"' in shown, "an attribute no catalogue translates is left as it is"
+    english = hook.on_post_page(page, _page("seeding-order.md"), None)
+    assert english == page, "an English page is left as its plugins wrote it"
+
+
+def test_the_search_index_is_split_by_language(tmp_path):
+    from snippets.lab import search_index
+
+    (tmp_path / "search").mkdir()
+    index = {"config": {"lang": ["en", "zh"]}, "docs": [{"location": "", "text": "a"},
+                                                        {"location": "zh/", "text": "甲"},
+                                                        {"location": "zh/x/#b", "text": "乙"}]}
+    (tmp_path / "search" / "search_index.json").write_text(json.dumps(index), encoding="utf-8")
+    search_index.split(tmp_path, ["zh"])
+    root = json.loads((tmp_path / "search" / "search_index.json").read_text(encoding="utf-8"))
+    chinese = json.loads((tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert [d["location"] for d in root["docs"]] == [""] and root["config"] == index["config"]
+    assert [d["location"] for d in chinese["docs"]] == ["", "x/#b"]
+    search_index.split(tmp_path, ["zh"])  # again, on an index of one language: nothing changes
+    assert json.loads((tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8")) == chinese
 
 
 def _twins(tmp_path, monkeypatch) -> Path:

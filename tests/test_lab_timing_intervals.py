@@ -206,9 +206,9 @@ def test_the_home_page_states_the_noise_rules_the_lab_applies():
     from conftest import ROOT
 
     page = " ".join((ROOT / "docs" / "index.md").read_text(encoding="utf-8").split())
-    assert f"more than ±{timing.NOISE_TOLERANCE:.0%}".replace("%", " %") in page
-    assert f"used more than {timing.CONTENTION_LIMIT:.0%}".replace("%", " %") in page
-    assert f"moved by more than {timing.DRIFT_LIMIT:.0%}".replace("%", " %") in page
+    assert f"more than ±{timing.NOISE_TOLERANCE:.0%}" in page
+    assert f"used more than {timing.CONTENTION_LIMIT:.0%}" in page
+    assert f"moved by more than {timing.DRIFT_LIMIT:.0%}" in page
     from snippets.lab import replicas
 
     words = {5: "five", 3: "three", 4: "four", 6: "six", 8: "eight", 10: "ten"}

@@ -143,7 +143,8 @@ def say(outcome: Check, sentence: str) -> str:
         tip = t("Undecided on this machine: whether {condition} cannot be told, {why}. Measured: "
                 "{measured}.{source} Re-measure on a quiet machine: REFRESH=timing make build.",
                 condition=t(outcome.condition), why=why, measured=outcome.measured(), source=source)
-        return _marked(outcome, f"{text} <em>— {t('undecided on this machine')}{'：' if i18n.language() == 'zh' else ': '}{why}</em>", tip + others,
+        return _marked(outcome, (f"{text}<em>——{t('undecided on this machine')}：{why}</em>" if i18n.language() == "zh" else
+                                f"{text} <em>— {t('undecided on this machine')}: {why}</em>"), tip + others,
                        "pitfalls-claim pitfalls-claim--undecided")
     if not outcome.holds:
         message = (f"Claim contradicted{_where()}: check {outcome.name} ({outcome.condition}) does not hold — "
@@ -214,17 +215,19 @@ def _on_other_machines(verdicts: list[tuple[str, Any]]) -> str:
         return ""
     groups: dict[str, list[str]] = {"holds": [], "fails": [], "undecided": [], "unknown": []}
     for label, other in verdicts:
+        zh = i18n.language() == "zh"
         if isinstance(other, Check):
-            shown = label if other.holds else f"{label} ({other.measured()})"
+            shown = label if other.holds else (f"{label}（{other.measured()}）" if zh else f"{label} ({other.measured()})")
             groups[other.status].append(shown)
         else:
-            groups["unknown"].append(f"{label}: {other}")
-    parts = [t(f"{word} on {{machines}}", machines=", ".join(groups[key])) for key, word in
+            groups["unknown"].append(f"{label}{'：' if zh else ': '}{other}")
+    parts = [t(f"{word} on {{machines}}", machines=i18n.joined(groups[key])) for key, word in
              (("holds", "holds"), ("fails", "fails"), ("undecided", "undecided"))
              if groups[key]]
     if groups["unknown"]:
-        parts.append(t("not checked on {machines}", machines="; ".join(groups["unknown"])))
-    return " " + t("Recorded machines: {verdicts}.", verdicts="; ".join(parts))
+        parts.append(t("not checked on {machines}", machines=i18n.joined(groups["unknown"], clauses=True)))
+    space = "" if i18n.language() == "zh" else " "  # after the sentence before it; Chinese puts no space there
+    return space + t("Recorded machines: {verdicts}.", verdicts=i18n.joined(parts, clauses=True))
 
 
 

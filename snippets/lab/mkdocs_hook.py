@@ -530,7 +530,46 @@ def theirs_translated(output: str, language: str) -> str:
 
 
 _FENCED = re.compile(r"^([ ]*)(```|~~~).*?^\1\2[ ]*$", re.S | re.M)
-_CJK_BREAK = re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff01-\uff1f])\n(?=[\u3400-\u9fff\u3000-\u303f\uff08\u201c])")
+_CJK_BREAK = re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff01-\uff1f])\n[ \t]*(?=[\u3400-\u9fff\u3000-\u303f\uff08\u201c])")
+
+
+_CJK_CHAR = "\u3400-\u9fff"
+_CJK_STOP = "。，；：！？、）”』」"
+_PRE = re.compile(r"(<(pre|code|script|style|textarea)\b.*?</\2>)", re.S)
+_TAG = re.compile(r"(<[^>]+>)")
+
+
+def close_cjk_spacing(html: str) -> str:
+    """No space where Chinese has none: between two Chinese characters, and after a full-width mark (。，；：）),
+    as Python's ``print(a, b)`` or a Markdown line break leave them; tags in between are kept, code is not touched."""
+    out = []
+    for n, part in enumerate(_PRE.split(html)):
+        if n % 3 == 1:
+            out.append(part)
+            continue
+        if n % 3 == 2:  # the tag name _PRE captured
+            continue
+        pieces = _TAG.split(part)  # text, tag, text, tag, …
+        visible = [(i, piece) for i, piece in enumerate(pieces) if i % 2 == 0]
+        for k, (i, text) in enumerate(visible):
+            def neighbour(direction: int) -> str:
+                others = visible[k + 1:] if direction > 0 else reversed(visible[:k])
+                for _, other in others:
+                    if other.strip():
+                        return other.lstrip()[:1] if direction > 0 else other.rstrip()[-1:]
+                return ""
+            if text[:1] in (" ", "\t") and text.strip():
+                before = neighbour(-1)
+                if before and re.match(f"[{_CJK_CHAR}{_CJK_STOP}]", before) and re.match(f"[{_CJK_CHAR}“（]", text.lstrip()):
+                    text = text.lstrip(" \t")
+            if text[-1:] in (" ", "\t") and text.strip():
+                after = neighbour(1)
+                if after and re.match(f"[{_CJK_CHAR}“（]", after) and re.search(f"[{_CJK_CHAR}{_CJK_STOP}][ \t]+$", text):
+                    text = text.rstrip(" \t")
+            text = re.sub(f"(?<=[{_CJK_STOP}])[ \t]+(?=\\S)", "", text)
+            pieces[i] = re.sub(f"(?<=[{_CJK_CHAR}])[ \t](?=[{_CJK_CHAR}])", "", text)
+        out.append("".join(pieces))
+    return "".join(out)
 
 
 def join_cjk_lines(markdown: str) -> str:
@@ -583,6 +622,8 @@ def on_page_content(html, page, **kwargs):
     build.contradicted.clear()
     if build.language == "en":
         html = _lab("claims").capitalised(html)
+    elif build.language == "zh":
+        html = close_cjk_spacing(html)
     html = _with_legend(html)
     # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
     from mkdocs.utils import get_relative_url

@@ -588,8 +588,8 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
             shown.append(t("the machine's speed drifted"))
         # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
-        colon = "：" if i18n.language() == "zh" else ": "
-        lines.append(f"    - {t(name)}{colon}{value} — {i18n.joined(shown, clauses=True)}")
+        colon, dash = ("：", "——") if i18n.language() == "zh" else (": ", " — ")
+        lines.append(f"    - {t(name)}{colon}{value}{dash}{i18n.joined(shown, clauses=True)}")
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,7 @@
 #
 # 下载本笔记本：[question_seeding.py](question_seeding.py)——`# %%` 格式的脚本，可以直接用 `python` 运行，也可以借助 jupytext 在 Jupyter 中打开——或者已执行、包含这里所示输出的 [question_seeding.ipynb](question_seeding.ipynb)。
 
-# %% alt="左右两个并排的子图，标题分别为 Direct Training 和 Training with DataLoader：每个子图都画出问题数据中 1,000 个带噪声的点，并用红色画出训练后模型的预测。两次运行要靠上面打印的 loss 才能区分。"
+# %% alt="左右两个并排的子图，标题分别为 Direct Training 和 Training with DataLoader：每个子图都画出问题数据中 1,000 个带噪声的点，并用红色画出训练后模型的预测。两次运行要靠上面打印的损失才能区分。"
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 import torch.nn as nn

@@ -69,7 +69,7 @@ def train_model(batch_size, epochs):
 model_512 = train_model(512, 20)
 model_full = train_model(10000, 400)
 
-# %% alt="蓝色是 10,000 个点上的 sin(x)，另有两个模型的拟合曲线：橙色为 batch size 512、训练 20 个 epoch，绿色为全批量 10,000、训练 400 个 epoch，两者都经过了 400 个优化器更新步。"
+# %% alt="蓝色是 10,000 个点上的 sin(x)，另有两个模型的拟合曲线：橙色为批大小 512、训练 20 轮，绿色为全批量（10,000）、训练 400 轮，两者都经过了 400 个优化器更新步。"
 # 绘图对比 (plot to compare)
 plt.figure(figsize=(12, 6))
 plt.plot(X.numpy(), y.numpy(), label='True sin(x)', color='blue')
