@@ -720,7 +720,7 @@ def on_post_build(config):
         left = i18n.unused(language, build.used)
         if left:  # an entry no page printed: a template that drifted from its English, or one nobody uses
             raise PluginError(f"{len(left)} {language} catalogue entr{'ies' if len(left) > 1 else 'y'} no page used "
-                              f"(remove, or list in {language}.conditional.json with why it can go unused): "
+                              f"(remove, or note it under \"unused\" in a {language}.notes.json beside its catalogue, with why): "
                               + "; ".join(repr(key) for key in left))
     if last and _session.contradicted:
         failures = list(_session.contradicted.values())
