@@ -21,6 +21,7 @@ CREATION = Measured(measure.creation_order)
 TRAINING = Measured(measure.training_equivalence, (("epochs", 20),))
 CONSUMERS = Measured(measure.rng_consumers)
 BETWEEN = Measured(measure.loader_between_models)
+SPLIT = Measured(measure.split_order)
 GENERATOR = Measured(measure.generator_isolation, (("n_samples", 30), ("batch_size", 5)))
 WORKERS = Measured(measure.worker_seeds)
 THREADS = Measured(measure.thread_count_effect, (("n_values", 100_003), ("size", 32), ("epochs", 3)))
@@ -88,6 +89,8 @@ CONTRADICTING = {
     "seeding.peek_keeps_first": Contradiction(BETWEEN, _set(["first_model_unchanged"], False)),
     "seeding.peek_changes_second": Contradiction(BETWEEN, _set(["second_model_unchanged"], True)),
     "seeding.seeded_blocks_equal": Contradiction(BETWEEN, _set(["seeded_models_equal"], False)),
+    "seeding.split_moved_by_model": Contradiction(SPLIT, _set(["moved"], 0)),
+    "seeding.split_generator_stable": Contradiction(SPLIT, _set(["generator_same"], False)),
     "seeding.generator_leaves_global": Contradiction(GENERATOR, _set(["global_untouched"], False)),
     "seeding.generator_order_repeats": Contradiction(GENERATOR, _set(["order_repeats"], False)),
     "seeding.global_order_shifted": Contradiction(GENERATOR, _set(["global_order_shifted"], False)),

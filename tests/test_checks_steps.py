@@ -15,6 +15,7 @@ from checks_support import Contradiction, Measured, assert_check_can_fail
 from snippets.experiments.steps import checks, derive, measure  # noqa: F401  (registers the checks)
 from snippets.lab.claims import CHECKS
 
+BATCHNORM = Measured(measure.batchnorm_last_batch)
 ARITHMETIC = Measured(measure.step_arithmetic, (("batch_sizes", (64, 512, 10_000)),))
 CURVES = Measured(measure.curves, (("n_samples", 600), ("batch_sizes", (16, 120, 600)), ("epochs", 10),
                                    ("min_steps", 12), ("equal_steps", (3, 6, 12)), ("fit_points", 21)))
@@ -159,6 +160,7 @@ def _largest_batch_catches_up(result: dict) -> None:
 CONTRADICTING = {
     "steps.counts_agree": Contradiction(ARITHMETIC, lambda r: r["rows"][0]["keep"].update(len_loader=0)),
     "steps.short_last_batch_is_a_step": Contradiction(ARITHMETIC, lambda r: _row_512(r)["keep"].update(len_loader=19)),
+    "steps.batchnorm_last_batch_raises": Contradiction(BATCHNORM, lambda r: r["keep"].update(error=None)),
     "steps.batch_512_steps_exact": Contradiction(ARITHMETIC, lambda r: r["question"].update(answer_total=400)),
     "steps.full_batch_long_run_matches_steps": Contradiction(ARITHMETIC, _set(["question", "steps_full_400"], 380)),
     "steps.batch_512_run_prints_nothing": Contradiction(ARITHMETIC, _set(["question", "printed_lines_512"], 1)),

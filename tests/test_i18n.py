@@ -574,3 +574,14 @@ def test_chinese_text_in_a_figure_names_fonts_a_reader_may_have():
     texts = re.findall(r"<text[^>]*>", svg)
     assert texts == [f"<text style=\"font: 10px '{render.CJK_FONT}', {render.CJK_FALLBACKS}\">",
                      f'<text style="{latin}">', "<text>"]
+
+
+def test_the_noise_warning_is_written_once_in_chinese_with_nothing_translated_twice(zh):
+    """What a busy machine prints, in the Chinese edition: each reason translated once, joined as Chinese clauses
+    (a list joiner that translated again once failed the build on a machine that drifted)."""
+    interval = {"value": 12.8, "low": 12.3, "high": 13.3, "contention": 0.4, "drifted": True, "noisy": True}
+    shown = render.noise_warning([("DataLoader ÷ direct", interval)])
+    assert context.current().twice == {} and context.current().missing == {}, (context.current().twice,
+                                                                             context.current().missing)
+    assert "其他程序占用了 40% 的 CPU；机器的速度发生了漂移" in shown and "——" in shown, shown
+    assert "DataLoader ÷ 直接循环：" in shown, shown

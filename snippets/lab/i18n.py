@@ -226,9 +226,10 @@ def t(text: str, **fields) -> str:
 
 
 def joined(items: Iterable[str], *, clauses: bool = False) -> str:
-    """Items in the language of the page being built, as a list: ``yes, no, yes``; ``是、否、是`` (clauses, each a
-    phrase of its own: ``a; b``; ``a；b``)."""
-    words = [t(item) for item in items]
+    """Items already in the language of the page being built, as a list: ``yes, no, yes``; ``是、否、是`` (clauses,
+    each a phrase of its own: ``a; b``; ``a；b``). The items are not translated here: a caller translates each one
+    (handed a translation again, ``t`` would say so)."""
+    words = list(items)
     if language() == "zh":
         return ("；" if clauses else "、").join(words)
     return ("; " if clauses else ", ").join(words)

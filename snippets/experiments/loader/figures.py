@@ -495,7 +495,7 @@ def worker_rng(result: Result) -> str:
     def yes(flag: bool) -> str:
         return "yes" if flag else "no"
 
-    rows = [[f"`{label}`" if label != "TensorLoader" else label, i18n.joined(yes(moved) for moved in advanced),
+    rows = [[f"`{label}`" if label != "TensorLoader" else label, i18n.joined(t(yes(moved)) for moved in advanced),
              yes(rng["sampler_at_iter"][label])] for label, advanced in rng["advanced"].items()]
     return (table(["Loader", f"global RNG moved, epochs 1–{rng['epochs']}",
                    "shuffled: RandomSampler's seed drawn at iter()"], rows, align="lll")

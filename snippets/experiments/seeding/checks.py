@@ -127,6 +127,17 @@ def seeded_blocks_equal(result: Result) -> tuple[bool, dict]:
     return bool(result["seeded_models_equal"]), {"seeded_models_equal": result["seeded_models_equal"]}
 
 
+@check("without a generator, building a model between the seed and random_split moves samples into or out of the "
+       "validation set")
+def split_moved_by_model(result: Result) -> tuple[bool, dict]:
+    return result["moved"] > 0, {"moved": result["moved"], "validation": result["validation"]}
+
+
+@check("with a seeded generator of its own, random_split gives the same split whether or not a model was built first")
+def split_generator_stable(result: Result) -> tuple[bool, dict]:
+    return bool(result["generator_same"]), {"generator_same": result["generator_same"]}
+
+
 @check("a shuffled epoch with its own generator leaves the global RNG state unchanged")
 def generator_leaves_global(result: Result) -> tuple[bool, dict]:
     return bool(result["global_untouched"]), {"global_untouched": result["global_untouched"]}

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, TensorDataset, random_split
 
 from snippets.lab import experiment, pick_device, progress
 from snippets.seeding import same_parameters, seeded
@@ -148,6 +148,7 @@ def rng_consumers(n_samples: int = 100, num_workers: int = 2) -> dict:
     dropout_input = torch.ones(8, 8)
     dropout = nn.Dropout(0.5)
     private = torch.Generator().manual_seed(0)
+    split_generator = torch.Generator().manual_seed(0)
     persistent = DataLoader(dataset, batch_size=10, num_workers=num_workers, persistent_workers=True)
     persistent_shuffled = DataLoader(dataset, batch_size=10, shuffle=True, num_workers=num_workers,
                                      persistent_workers=True)
@@ -163,6 +164,10 @@ def rng_consumers(n_samples: int = 100, num_workers: int = 2) -> dict:
         ("one epoch, shuffle=True", lambda: _epoch(DataLoader(dataset, batch_size=10, shuffle=True))),
         ("one epoch, shuffle=True, generator=g",
          lambda: _epoch(DataLoader(dataset, batch_size=10, shuffle=True, generator=private))),
+        (f"random_split(dataset, [{n_samples - n_samples // 5}, {n_samples // 5}])",
+         lambda: random_split(dataset, [n_samples - n_samples // 5, n_samples // 5])),
+        (f"random_split(dataset, [{n_samples - n_samples // 5}, {n_samples // 5}], generator=g)",
+         lambda: random_split(dataset, [n_samples - n_samples // 5, n_samples // 5], generator=split_generator)),
         ("nn.Dropout(0.5) forward, train mode", lambda: dropout.train()(dropout_input)),
         ("nn.Dropout(0.5) forward, eval mode", lambda: dropout.eval()(dropout_input)),
         (f"iter(DataLoader(..., shuffle=False, {workers}))",
@@ -232,6 +237,31 @@ def loader_between_models(seed: int = 0) -> dict:
         "second_model_unchanged": same_parameters(plain_b, first_b),
         "seeded_models_equal": same_parameters(guarded_a, guarded_b),
     }
+
+
+@experiment()
+def split_order(n_samples: int = 100, validation: int = 20, seed: int = 0) -> dict:
+    """``random_split`` right after a seed, and after a seed and a model built in between: without a generator
+    of its own the split draws from the global stream, after the model's weights; with one it does not."""
+    dataset = TensorDataset(torch.arange(n_samples))
+
+    def validation_indices(model_first: bool, own_generator: bool) -> list[int]:
+        torch.manual_seed(seed)
+        if model_first:
+            SimpleLinearModel()
+        lengths = [n_samples - validation, validation]
+        if own_generator:
+            _, held_out = random_split(dataset, lengths, generator=torch.Generator().manual_seed(seed))
+        else:
+            _, held_out = random_split(dataset, lengths)
+        return sorted(int(i) for i in held_out.indices)
+
+    with torch.random.fork_rng(devices=[]):
+        plain, after_model = validation_indices(False, False), validation_indices(True, False)
+        own, own_after_model = validation_indices(False, True), validation_indices(True, True)
+    return {"n_samples": n_samples, "validation": validation,
+            "moved": len(set(plain) - set(after_model)), "generator_same": own == own_after_model,
+            "first_held_out": plain[:5], "first_held_out_after_model": after_model[:5]}
 
 
 @experiment()

@@ -526,3 +526,15 @@ def no_sync_all_reduces_once(result: Result) -> tuple[bool, dict]:
              "elements": ranks[0]["no_sync"]["elements"] if ranks else None,
              "difference": max((r["max_grad_difference"] for r in ranks), default=None),
              "world_size": result["world_size"]})
+
+
+@check("with drop_last=False and a last batch of one sample, BatchNorm in train mode raises at that batch; with "
+       "drop_last=True every batch trains")
+def batchnorm_last_batch_raises(result: Result) -> tuple[bool, dict]:
+    keep, drop = result["keep"], result["drop_last"]
+    raised_at_last = (keep["error"] is not None and keep["batch_sizes"][-1:] == [1]
+                      and keep["steps"] == len(keep["batch_sizes"]) - 1)
+    return (result["last_batch"] == 1 and raised_at_last and drop["error"] is None,
+            {"n_samples": result["n_samples"], "batch_size": result["batch_size"], "last_batch": result["last_batch"],
+             "error": keep["error"]["type"] if keep["error"] else None, "steps_kept": keep["steps"],
+             "steps_dropped": drop["steps"]})

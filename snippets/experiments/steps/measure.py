@@ -839,3 +839,32 @@ def distributed_sampler(world_size: int = 4, n_values: tuple[int, ...] = (10_000
                    "per_rank": [per_rank[r]["accumulation"] for r in range(world_size)]}
     return {"world_size": world_size, "batch_size": batch_size, "rows": rows, "sampler_seed": sampler_seed,
             "epochs": epochs, "shuffled": epoch_runs, "evaluation": evaluated, "accumulation": accumulated}
+
+
+@experiment()
+def batchnorm_last_batch(n_samples: int = 1025, batch_size: int = 512, seed: int = 0) -> dict:
+    """An epoch of a model with ``BatchNorm1d`` in train mode, with and without ``drop_last``, when the last batch
+    holds one sample: batch norm cannot normalise over one value per channel."""
+    torch.manual_seed(seed)
+    x = torch.linspace(-math.pi, math.pi, n_samples).unsqueeze(1)
+    y = torch.sin(x)
+    outcome = {}
+    for drop_last in (False, True):
+        torch.manual_seed(seed)
+        model = nn.Sequential(nn.Linear(1, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 1)).train()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        loader = DataLoader(TensorDataset(x, y), batch_size=batch_size, drop_last=drop_last)
+        sizes, error = [], None
+        for x_batch, y_batch in loader:
+            sizes.append(len(x_batch))
+            try:
+                loss = F.mse_loss(model(x_batch), y_batch)
+            except ValueError as raised:  # "Expected more than 1 value per channel when training, …"
+                error = {"type": type(raised).__name__, "message": str(raised)}
+                break
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        outcome["drop_last" if drop_last else "keep"] = {"batch_sizes": sizes, "error": error,
+                                                          "steps": len(sizes) - (error is not None)}
+    return {"n_samples": n_samples, "batch_size": batch_size, "last_batch": n_samples % batch_size, **outcome}
