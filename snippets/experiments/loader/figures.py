@@ -466,9 +466,9 @@ def agreement(result: Result) -> str:
         return ""
     lines = [f'\n!!! warning "{t("Identical operations disagree on this machine")}"']
     for operation in dict.fromkeys(d["operation"] for d in found):
-        pairs = "; ".join(t("{a} against {b} floats per row: {ratio}", a=f"{a:,}", b=f"{b:,}",
+        pairs = i18n.joined((t("{a} against {b} floats per row: {ratio}", a=f"{a:,}", b=f"{b:,}",
                             ratio=ratio_interval(d["ratio"]))
-                          for d in found if d["operation"] == operation for a, b in [d["widths"]])
+                          for d in found if d["operation"] == operation for a, b in [d["widths"]]), clauses=True)
         lines.append("    " + t("These rows time the same {operation} of the same {megabytes} MiB; they disagree "
                                 "by more than ±{margin}, beyond their uncertainty ({pairs}): the machine was busy "
                                 "while one of them ran.",
