@@ -585,3 +585,6 @@ def test_the_noise_warning_is_written_once_in_chinese_with_nothing_translated_tw
                                                                              context.current().missing)
     assert "其他程序占用了 40% 的 CPU；机器的速度发生了漂移" in shown and "——" in shown, shown
     assert "DataLoader ÷ 直接循环：" in shown, shown
+    stage = render.noise_warning([("the rest: freeing the N samples, DataLoader's __next__ bookkeeping, the clock's "
+                                   "own reads", {**interval, "value": 0.1, "low": 0.05, "high": 0.15}, True)])
+    assert "`__next__`" in stage and "**" not in stage.split("\n", 1)[1], stage

@@ -589,7 +589,8 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
         # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
         colon, dash = ("：", "——") if i18n.language() == "zh" else (": ", " — ")
-        lines.append(f"    - {t(name)}{colon}{value}{dash}{i18n.joined(shown, clauses=True)}")
+        named = _DUNDER.sub(lambda m: m.group(1) or f"`{m.group(2)}`", t(name))  # __next__ is code, not bold
+        lines.append(f"    - {named}{colon}{value}{dash}{i18n.joined(shown, clauses=True)}")
     return "\n".join(lines) + "\n"
 
 
