@@ -234,15 +234,16 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("page, words", [("index.html", "by its authors; its code is under the MIT licence"),
-                                         ("zh/index.html", "由项目作者们编写，代码采用 MIT 许可证")])
-def test_the_footer_names_the_project_and_its_licence_in_the_pages_language(built_site, page, words):
+@pytest.mark.parametrize("page, name, words", [
+    ("index.html", "PyTorch pitfalls, measured", "by its authors; its code is under the MIT licence"),
+    ("zh/index.html", "PyTorch 常见陷阱实测", "由项目作者们编写，代码采用 MIT 许可证")])
+def test_the_footer_names_the_project_and_its_licence_in_the_pages_language(built_site, page, name, words):
     import re
 
     footer = re.search(r'<div class="pitfalls-footer">(.*?)</div>', (built_site / page).read_text(encoding="utf-8"), re.S)
     assert footer, f"{page}: no footer line"
     text = re.sub(r"\s+", " ", footer.group(1)).strip()
-    assert text == f"PyTorch pitfalls, measured · {words}", "without REPO_URL: no link, and no report link"
+    assert text == f"{name} · {words}", "without REPO_URL: no link, and no report link"
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
