@@ -1031,7 +1031,8 @@ def test_chinese_emphasis_is_upright_and_marked_not_slanted(browser, base_url):
     Chinese stands upright with 着重号 under it; in the English edition emphasis stays italic."""
     session = _Session(browser, base_url, viewport=LAPTOP)
     styles = "(els) => els.map((e) => [e.textContent.slice(0, 20), getComputedStyle(e).fontStyle, " \
-             "getComputedStyle(e).textEmphasisStyle || getComputedStyle(e).webkitTextEmphasisStyle])"
+             "getComputedStyle(e).textEmphasisStyle || getComputedStyle(e).webkitTextEmphasisStyle, " \
+             "!!e.closest('blockquote')])"
     try:
         session.open(urljoin(base_url, "zh/loader-overhead/"))
         chinese = [s for s in session.page.locator(".md-content em").evaluate_all(styles)
@@ -1041,6 +1042,7 @@ def test_chinese_emphasis_is_upright_and_marked_not_slanted(browser, base_url):
     finally:
         session.close()
     assert len(chinese) >= 5, chinese
-    slanted = [s for s in chinese if s[1] != "normal" or s[2] in (None, "", "none")]
-    assert not slanted, f"Chinese emphasis slanted or unmarked: {slanted[:5]}"
+    slanted = [s for s in chinese if s[1] != "normal" or (s[2] in (None, "", "none")) != s[3]]
+    assert not slanted, f"Chinese emphasis slanted, unmarked, or a quotation marked as emphasis: {slanted[:5]}"
+    assert any(s[3] for s in chinese), "the asker's quoted question is on the page, upright and unmarked"
     assert english and all(s[1] == "italic" for s in english), english[:5]
