@@ -63,7 +63,9 @@ def test_pages_stay_light_however_much_code_they_show(built_site, page):
     assert 'data-key="' not in built and "<!--/pitfalls-code" not in built, "a panel kept its sources in the page"
     shown = sum((built_site / page / html.unescape(p)).stat().st_size for p in set(panels))
     assert shown > len(built) // 2, "the panels' sources are in the code folder, not in the page"
-    assert len(built) < 400_000, f"{page} is {len(built):,} bytes: the panels' sources are back in the page?"
+    # the longest page is about 400 kB with its panels deferred (a noisy build adds warnings, this stop's two new
+    # sections 4 kB); its panels' sources are 880 kB more, so a page holding them again is far past this bound
+    assert len(built) < 480_000, f"{page} is {len(built):,} bytes: the panels' sources are back in the page?"
 
 
 @pytest.mark.parametrize("page", ["loader-overhead", "zh/loader-overhead"])
