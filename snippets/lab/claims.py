@@ -214,8 +214,8 @@ def _on_other_machines(verdicts: list[tuple[str, Any]]) -> str:
     if not verdicts:
         return ""
     groups: dict[str, list[str]] = {"holds": [], "fails": [], "undecided": [], "unknown": []}
+    zh = i18n.language() == "zh"
     for label, other in verdicts:
-        zh = i18n.language() == "zh"
         if isinstance(other, Check):
             shown = label if other.holds else (f"{label}（{other.measured()}）" if zh else f"{label} ({other.measured()})")
             groups[other.status].append(shown)
@@ -226,7 +226,7 @@ def _on_other_machines(verdicts: list[tuple[str, Any]]) -> str:
              if groups[key]]
     if groups["unknown"]:
         parts.append(t("not checked on {machines}", machines=i18n.joined(groups["unknown"], clauses=True)))
-    space = "" if i18n.language() == "zh" else " "  # after the sentence before it; Chinese puts no space there
+    space = "" if zh else " "  # after the sentence before it; Chinese puts no space there
     return space + t("Recorded machines: {verdicts}.", verdicts=i18n.joined(parts, clauses=True))
 
 

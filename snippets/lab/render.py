@@ -418,11 +418,15 @@ def _figure_key(result: Result, alt: str, renderer: str) -> str:
 _DUNDER = re.compile(r"(`[^`]*`)|(?<![\w`])(__\w+__)(?![\w`])")
 
 
+def dunders_as_code(text: str) -> str:
+    """``text`` with a name such as ``__next__`` outside backticks made code (Markdown would read its underscores
+    as bold)."""
+    return _DUNDER.sub(lambda m: m.group(1) or f"`{m.group(2)}`", text)
+
+
 def _cell(value: Any) -> str:
-    """A table cell's Markdown: a name such as ``__next__`` outside backticks is code (Markdown would read its
-    underscores as bold)."""
-    text = _DUNDER.sub(lambda m: m.group(1) or f"`{m.group(2)}`", str(value))
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table cell's Markdown (its dunder names as code, ``dunders_as_code``)."""
+    return dunders_as_code(str(value)).replace("|", "\\|").replace("\n", " ")
 
 
 def _shown(cell: Any) -> Any:
@@ -589,8 +593,7 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
         # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
         colon, dash = ("：", "——") if i18n.language() == "zh" else (": ", " — ")
-        named = _DUNDER.sub(lambda m: m.group(1) or f"`{m.group(2)}`", t(name))  # __next__ is code, not bold
-        lines.append(f"    - {named}{colon}{value}{dash}{i18n.joined(shown, clauses=True)}")
+        lines.append(f"    - {dunders_as_code(t(name))}{colon}{value}{dash}{i18n.joined(shown, clauses=True)}")
     return "\n".join(lines) + "\n"
 
 
