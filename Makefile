@@ -11,7 +11,7 @@ STAMP := $(VENV)/.pitfalls-installed
 export NO_MKDOCS_2_WARNING ?= 1
 export PYTHONUNBUFFERED = 1
 
-.PHONY: setup serve build record test test-fast bench mutation browser-deps fonts clean clean-cache
+.PHONY: setup serve build record record-release test test-fast bench mutation browser-deps fonts clean clean-cache
 
 setup: $(STAMP)
 
@@ -19,6 +19,9 @@ $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	@# torch before 2.4 was built against NumPy 1.x
+	@$(BIN)/python -c 'import sys, torch; sys.exit(tuple(map(int, torch.__version__.split(".")[:2])) >= (2, 4))' \
+		&& $(BIN)/python -m pip install --quiet "numpy<2" || true
 	$(BIN)/python -m pip install --quiet -e ".[docs,test]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)
@@ -38,6 +41,16 @@ build: $(STAMP) fonts
 record: $(STAMP) fonts
 	@test -n "$(MACHINE)" || { echo "make record needs a label for this machine: make record MACHINE=laptop-m2" >&2; exit 2; }
 	$(BIN)/python -m snippets.lab.record "$(MACHINE)" $(if $(REPLACE),--replace) $(if $(filter 1 yes true on all,$(REFRESH)),--refresh) $(if $(filter 1 yes true on,$(ALLOW_DIRTY)),--allow-dirty)
+
+## Record this machine with another torch release, installed in an environment of its own outside the repository:
+## make record-release TORCH=2.6.0 MACHINE=epyc-2core records results/epyc-2core-torch2.6.0/ (the Versions page
+## shows every claim on every recorded release)
+RELEASE_VENVS ?= $(HOME)/.cache/pytorch-pitfalls
+record-release:
+	@test -n "$(TORCH)" || { echo "make record-release needs a torch release: make record-release TORCH=2.6.0 MACHINE=laptop-m2" >&2; exit 2; }
+	@test -n "$(MACHINE)" || { echo "make record-release needs a label for this machine: make record-release TORCH=$(TORCH) MACHINE=laptop-m2" >&2; exit 2; }
+	@$(MAKE) --no-print-directory record VENV=$(RELEASE_VENVS)/venv-torch$(TORCH) TORCH_SPEC=torch==$(TORCH) \
+		MACHINE=$(MACHINE)-torch$(TORCH)
 
 ## Every test: recipes, experiments, the strict site build, the browser
 test: $(STAMP) browser-deps fonts

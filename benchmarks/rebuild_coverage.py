@@ -43,7 +43,7 @@ def values(html: str) -> list[tuple[float, float, float]]:
     """Every value the page prints with its interval, in page order: the noise warnings (which repeat them) and
     what another host of the same kind measured are left out."""
     html = re.sub(r'<div class="admonition warning">.*?</div>', "", html, flags=re.S)
-    html = re.sub(r'<span class="pitfalls-same-kind">.*?</span></span>', "", html, flags=re.S)
+    html = re.sub(r'<span class="pitfalls-same-kind"[^>]*>.*?</span></span>', "", html, flags=re.S)
     html = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
     text = re.sub(r"<[^>]+>", "", html)
     return [tuple(float(x.replace(",", "")) for x in match) for match in RATIO.findall(text)]

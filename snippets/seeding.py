@@ -5,7 +5,8 @@
 
 ``torch.manual_seed(0)`` fixes where the global random stream starts, not what each consumer gets: on the
 CPU, every module construction, every dropout mask, every ``randn`` and every new ``DataLoader`` iterator (one
-per epoch, except with ``persistent_workers=True``) draws from the same stream, so two models built one after
+per epoch, except with ``persistent_workers=True``; not at all for a loader given a ``generator`` of its own)
+draws from the same stream, so two models built one after
 the other start from different weights, and inserting any random operation between them changes the second.
 Each CUDA device has a stream of its own, drawn from by what runs there (a model built with ``device="cuda"``,
 a dropout on CUDA). Seed right before each thing that must be reproducible, or give it a stream of its own.
@@ -33,7 +34,7 @@ from typing import Iterator
 import torch
 from torch import nn
 
-__all__ = ["seed_everything", "seeded", "same_parameters"]
+__all__ = ["seed_everything", "seeded", "same_parameters", "rng_states", "restore_rng_states"]
 
 # torch.manual_seed accepts [-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]; NumPy's legacy seed only
 # [0, 2**32 - 1]. Accepting the intersection keeps one seed meaning the same thing for every generator.
@@ -77,6 +78,11 @@ def seeded(seed: int) -> Iterator[None]:
     not, nothing is initialised just to save a state that does not exist yet: on exit the CUDA generators are
     seeded again with ``torch.initial_seed()`` as it was on entry — the seed ``torch.manual_seed`` had queued
     for them (or torch's default) — so they start after the block as they would have without it.
+
+    ``torch.manual_seed`` also seeds the MPS and XPU generators, which are not saved: after the block they stay
+    as ``seed`` left them. Checking for CUDA calls ``torch.cuda.is_available()``, which asks the CUDA runtime for
+    its devices (a process forked afterwards cannot use CUDA); with ``PYTORCH_NVML_BASED_CUDA_CHECK=1`` set, torch
+    asks NVML instead and stays fork-safe.
     """
     seed = _check_seed(seed)
     cuda_initialised = _cuda_initialised()
@@ -91,6 +97,58 @@ def seeded(seed: int) -> Iterator[None]:
     finally:
         if not cuda_initialised and torch.cuda.is_available():
             torch.cuda.manual_seed_all(entry_seed)  # queued if CUDA is still not initialised: starts nothing
+
+
+def rng_states(*generators: torch.Generator) -> dict:
+    """Every random state a checkpoint needs for a resumed run to repeat the uninterrupted one bit for bit.
+
+    Python's ``random``, NumPy's global generator (when NumPy is importable), torch's CPU generator, every CUDA
+    device's (when CUDA is initialised) and each generator given — a ``DataLoader``'s ``generator``, a sampler's.
+    Save it beside the model's and the optimizer's state dicts, and the epoch (a ``DistributedSampler`` needs
+    ``set_epoch`` with the absolute epoch after the resume); :func:`restore_rng_states` puts it back. Every value
+    is a tensor, a number, a string, ``None`` or a tuple or list of them, so ``torch.load(path, weights_only=True)``
+    reads it back::
+
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
+                    "rng": rng_states(loader_generator)}, path)
+        ...
+        checkpoint = torch.load(path, weights_only=True)
+        restore_rng_states(checkpoint["rng"], loader_generator)
+    """
+    states: dict = {"random": random.getstate(), "torch": torch.get_rng_state(),
+                    "generators": [generator.get_state() for generator in generators]}
+    try:
+        import numpy
+    except ImportError:
+        pass
+    else:
+        name, keys, position, has_gauss, cached = numpy.random.get_state()
+        states["numpy"] = (name, keys.tolist(), int(position), int(has_gauss), float(cached))
+    if _cuda_initialised():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def restore_rng_states(states: dict, *generators: torch.Generator) -> None:
+    """Put back what :func:`rng_states` saved, into the same generators, given in the same order."""
+    saved = states.get("generators", [])
+    if len(saved) != len(generators):
+        raise ValueError(f"restore_rng_states: the states hold {len(saved)} generator(s), {len(generators)} given: "
+                         f"pass the generators rng_states was given, in the same order")
+    random.setstate(tuple(tuple(part) if isinstance(part, list) else part for part in states["random"]))
+    torch.set_rng_state(states["torch"])
+    for generator, state in zip(generators, saved):
+        generator.set_state(state)
+    if "numpy" in states:
+        try:
+            import numpy
+        except ImportError:
+            raise ValueError("restore_rng_states: the states hold NumPy's generator, and NumPy cannot be "
+                             "imported here") from None
+        name, keys, position, has_gauss, cached = states["numpy"]
+        numpy.random.set_state((name, numpy.asarray(keys, dtype=numpy.uint32), position, has_gauss, cached))
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
 
 
 def _cuda_initialised() -> bool:

@@ -34,8 +34,9 @@ What is counted, option by option:
   epoch is a step, so an epoch of ``b`` batches holds ``ceil(b / k)`` steps.
 
 What it cannot count: the steps ``torch.amp.GradScaler`` skips (an ``inf``/``nan`` gradient skips
-``optimizer.step()`` while a scheduler stepped beside it still counts the step), an ``IterableDataset``
-(whose length the loader does not know), and a custom ``batch_sampler`` (count ``len(batch_sampler)``).
+``optimizer.step()`` while a scheduler stepped beside it still counts the step: step the scheduler only when
+``scaler_stepped`` says the optimizer did), an ``IterableDataset`` (whose length the loader does not know), and a
+custom ``batch_sampler`` (count ``len(batch_sampler)``).
 
 Needs only the Python standard library; copy this file into your project.
 """
@@ -45,7 +46,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-__all__ = ["steps_per_epoch", "total_steps", "epochs_for_steps"]
+__all__ = ["steps_per_epoch", "total_steps", "epochs_for_steps", "scaler_stepped"]
 
 
 def _whole(name: str, value: Any, minimum: int) -> int:
@@ -120,3 +121,20 @@ def epochs_for_steps(target_steps: int, n_samples: int, batch_size: int, *, drop
             f"sampler_drop_last={sampler_drop_last})"
         )
     return _ceil_div(target_steps, per_epoch)
+
+
+def scaler_stepped(scale_before: float, scale_after: float) -> bool:
+    """Whether ``torch.amp.GradScaler`` let the optimizer step: ``scaler.step(optimizer)`` skips the step when a
+    gradient holds ``inf`` or ``nan``, and the ``scaler.update()`` after it then lowers the scale; after a step it
+    keeps the scale or raises it. Step the learning-rate scheduler only then, so that it counts the steps taken::
+
+        before = scaler.get_scale()
+        scaler.step(optimizer)
+        scaler.update()
+        if scaler_stepped(before, scaler.get_scale()):
+            scheduler.step()
+    """
+    for name, value in (("scale_before", scale_before), ("scale_after", scale_after)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"{name} must be a positive number (scaler.get_scale()), got {value!r}")
+    return scale_after >= scale_before

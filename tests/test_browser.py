@@ -434,6 +434,7 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
 # site's and the page's as the page scrolls: colours caught halfway through a fade are not the page's colours.
 SETTLED_JS = """
 () => !document.querySelector('.md-dialog--active')
+  && (!window.pitfallsA11y || window.pitfallsA11y.settled())
   && document.getAnimations().every((a) => a.playState !== 'running'
                                          || a.effect?.getComputedTiming().iterations === Infinity)
 """
@@ -859,6 +860,7 @@ def test_code_panels_load_their_sources_when_opened(browser, base_url, axe, page
         first.locator("button.md-clipboard").click()
         session.page.wait_for_function("() => navigator.clipboard.readText().then((t) => t.length > 0)")
         assert session.page.evaluate("() => navigator.clipboard.readText()").rstrip("\n") == expected.rstrip("\n")
+        session.page.wait_for_function(SETTLED_JS, timeout=15_000)  # the opened panels' code blocks marked
         response = axe.run(session.page, context="details.pitfalls-code",
                            options={"resultTypes": ["violations"]}).response
         violations = [f"{v['id']}: {v['help']} — {' '.join(map(str, n['target']))}" for v in response["violations"]
@@ -869,24 +871,23 @@ def test_code_panels_load_their_sources_when_opened(browser, base_url, axe, page
         session.close()
 
 
-def test_code_annotations_render(browser, base_url):
-    """The accumulation loop's ``# (1)!`` becomes Material's numbered marker, and its note leaves the page's
-    text: a reader never sees the literal comment."""
+def test_the_accumulation_loop_shows_its_note_as_a_plain_comment(browser, base_url):
+    """The accumulation loop says why its last, smaller group steps in a plain comment: once Material has
+    equipped the block (its copy button is there), no annotation marker and no literal ``# (1)!`` shows."""
     session = _Session(browser, base_url, viewport=LAPTOP)
     try:
         session.open(urljoin(base_url, "update-steps/"))
         block = session.page.locator("div.highlight").filter(has_text="% k == 0").first
         block.scroll_into_view_if_needed()
-        session.page.wait_for_function("(el) => el.querySelector('.md-annotation')", arg=block.element_handle(),
-                                       timeout=15_000)
+        session.page.wait_for_function(f"(el) => el.querySelector('{COPY_BUTTON}')",
+                                       arg=block.element_handle(), timeout=15_000)
         markers = block.locator(".md-annotation").count()
-        code = block.locator("code").first.evaluate(
-            "(code) => [...code.childNodes].filter((n) => !n.classList?.contains('md-annotation'))"
-            ".map((n) => n.textContent).join('')")
+        code = block.locator("code").first.text_content()
     finally:
         session.close()
-    assert markers == 1, f"{markers} annotation markers in the accumulation loop"
+    assert markers == 0, f"{markers} annotation markers in the accumulation loop"
     assert "(1)!" not in code and "# (1)" not in code, f"the literal annotation comment shows: {code!r}"
+    assert "# the last, smaller group steps too" in code, code
 
 
 def test_recipe_names_never_break_on_a_phone(browser, base_url):
@@ -1046,3 +1047,36 @@ def test_chinese_emphasis_is_upright_and_marked_not_slanted(browser, base_url):
     assert not slanted, f"Chinese emphasis slanted, unmarked, or a quotation marked as emphasis: {slanted[:5]}"
     assert any(s[3] for s in chinese), "the asker's quoted question is on the page, upright and unmarked"
     assert english and all(s[1] == "italic" for s in english), english[:5]
+
+
+def test_loading_a_page_restyles_nothing_for_the_palette_and_a_switch_still_animates_no_colour(browser, base_url,
+                                                                                              site_dir):
+    """Material's rule that turns transitions off during a palette switch is keyed to data-pitfalls-switching in
+    the built sheet (Material's own attribute, set at every load, would restyle the whole page twice): the
+    attribute is on the body while the toggle's change is handled, so the new colours take effect with no
+    transition, and gone two frames later."""
+    sheets = list(site_dir.glob("assets/stylesheets/palette.*.min.css"))
+    assert sheets and not any("data-md-color-switching" in s.read_text(encoding="utf-8") for s in sheets)
+    laptop = _Session(browser, base_url, viewport=LAPTOP)
+    try:
+        laptop.open(base_url + "loader-overhead/")
+        during = laptop.page.evaluate("""() => new Promise((done) => {
+          const link = document.querySelector('.md-content a[href]');
+          // the input the visible toggle switches to, as a reader's click on the toggle would
+          const toggle = [...document.querySelectorAll('label.md-header__button[for^="__palette"]')]
+            .find((label) => !label.hidden);
+          const input = document.getElementById(toggle.htmlFor);
+          input.addEventListener('change', () => done({
+            marked: document.body.hasAttribute('data-pitfalls-switching'),
+            duration: getComputedStyle(link).transitionDuration,
+          }), {once: true});
+          input.click();
+        })""")
+        assert during == {"marked": True, "duration": "0s"}, during
+        laptop.page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
+        laptop.page.wait_for_function("() => !document.body.hasAttribute('data-pitfalls-switching')")
+        after = laptop.page.evaluate("() => getComputedStyle(document.querySelector('.md-content a[href]'))"
+                                     ".transitionDuration")
+        assert after != "0s", "transitions stay off after the switch"
+    finally:
+        laptop.close()

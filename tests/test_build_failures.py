@@ -256,3 +256,20 @@ def test_hostile_recordings_never_reach_a_built_page_as_markup(tmp_path):
     assert [attrs for _, attrs in inside.found if "javascript:" in (attrs.get("href") or "").lower()] == []
     assert "CPU (x_y) *b* [z] #1" in __import__("html").unescape(re.sub(r"<[^>]+>", "", body))
     assert "&lt;script&gt;alert(2)&lt;/script&gt;" in body, "the refused value is quoted as text"
+
+
+def test_a_recording_build_records_a_contradicted_claim_and_says_so(tmp_path):
+    """make record builds with PITFALLS_RECORD set: a claim that does not hold on the machine being recorded is
+    said on stderr and the build passes, so what was measured is recorded (a build that reads the recording shows
+    the claim failing there); the same page fails a normal build (test_bad_page_fails_the_strict_build)."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# Home\n")
+    (tmp_path / "docs" / "probe.md").write_text("# Probe\n\n" + CLAIM.replace("{sentence}", "Two plus two is {total}."))
+    (tmp_path / "mkdocs.yml").write_text(CONFIG)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    process = build_site(tmp_path / "site", config=tmp_path / "mkdocs.yml", cwd=tmp_path,
+                         env_extra={"PITFALLS_CACHE_DIR": str(tmp_path / "cache"), "PITFALLS_RECORD": str(staging)})
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert "Claim contradicted: check" in process.stderr and "make record: recorded all the same" in process.stderr
+    assert "contradicted by this build" in (tmp_path / "site" / "probe" / "index.html").read_text()

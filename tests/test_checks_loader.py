@@ -63,6 +63,7 @@ def _row(result: dict, key: str, **match) -> dict:
 
 QUESTION = Measured(measure.question_timing, (("compared_epochs", 10), ("rounds", 1), ("min_run_time", 0.01)))
 BREAKDOWN = Measured(measure.breakdown, (("n", 200), ("rounds", 1), ("min_run_time", 0.01)))
+STRIDED = Measured(measure.strided_source, (("n", 200), ("columns", 4), ("rounds", 3), ("min_run_time", 0.01)))
 COMPILE = Measured(measure.compile_recompiles, (("n", 20), ("batch_size", 8), ("epochs", 2)))
 CONTRACT = Measured(measure.contract, (("sizes", (1, 7, 30)), ("batch_sizes", (1, 4, 40)), ("epochs", 2)))
 SHARDS = Measured(measure.distributed_shards, (("world_size", 2), ("sizes", (5, 8)), ("batch_sizes", (1, 3)),
@@ -258,12 +259,18 @@ CONTRADICTING = {
     # DataLoader only 4x DataLoader + BatchedTensorDataset
     "loader.batched_dataset_faster": Contradiction(QUESTION_TIMES, _question("DataLoader + BatchedTensorDataset",
                                                                              2.0e-4)),
+    "loader.tensor_dataset_has_no_getitems": Contradiction(BREAKDOWN, _set(["tensor_dataset_getitems"], True)),
     "loader.getitem_per_sample": Contradiction(BREAKDOWN, _set(["calls", "getitem_per_epoch"], 400)),
     "loader.collate_one_list": Contradiction(BREAKDOWN, _set(["calls", "collate_sizes"], [100, 100])),
     "loader.batch_sampler_indexes_once": Contradiction(BREAKDOWN, _set(["calls", "batch_sampler_getitem_per_epoch"],
                                                                        200)),
     "loader.batch_is_fresh_copy": Contradiction(BREAKDOWN, _set(["layout", "batch_shares_memory"], True)),
     "loader.source_already_contiguous": Contradiction(BREAKDOWN, _set(["layout", "x_stride"], [2, 1])),
+    # DataLoader's batch of a strided source keeping the source's strides
+    "loader.strided_source_made_contiguous": Contradiction(STRIDED, _set(["layout", "batch_contiguous"], False)),
+    # the strided column copied to a contiguous one before the step: one more copy than on the contiguous batch
+    "loader.strided_step_runs_the_same_operators": Contradiction(
+        STRIDED, lambda r: r["operators"]["column"].update({"aten::contiguous": 1})),
     "loader.iterator_negligible": Contradiction(BREAKDOWN_TIMES, _inside("iterator", 1.0e-4)),
     "loader.copy_negligible": Contradiction(BREAKDOWN_TIMES, _stage("the copy", 8.0e-5)),
     "loader.per_sample_dominates": Contradiction(BREAKDOWN_TIMES, _inside("indexing", 1.5e-4)),

@@ -25,6 +25,9 @@ SPLIT = Measured(measure.split_order)
 GENERATOR = Measured(measure.generator_isolation, (("n_samples", 30), ("batch_size", 5)))
 WORKERS = Measured(measure.worker_seeds)
 THREADS = Measured(measure.thread_count_effect, (("n_values", 100_003), ("size", 32), ("epochs", 3)))
+DDP = Measured(measure.ddp_seeds)
+RESUME = Measured(measure.checkpoint_resume, (("epochs", 2), ("n_samples", 64)))
+COMPILED = Measured(measure.compiled_randomness, (("n", 16),))
 DETERMINISTIC = Measured(measure.deterministic_mode, (("epochs", 5), ("n_indices", 100_000), ("runs", 3)))
 
 
@@ -108,6 +111,12 @@ CONTRADICTING = {
         DETERMINISTIC, lambda r: r["rows"][0].update(distinct_on=2)),
     "seeding.deterministic_warn_only": Contradiction(DETERMINISTIC, _set(["warn_only_warned"], False)),
     "seeding.deterministic_fills_empty": Contradiction(DETERMINISTIC, _set(["empty_all_nan"], False)),
+    "seeding.ddp_workers_share_streams": Contradiction(DDP, _set(["per_rank_draws_equal"], True)),
+    "seeding.ddp_sampler_seed_shared": Contradiction(DDP, lambda r: r["seed_per_rank"].update(on_no_rank=0)),
+    "seeding.resume_needs_every_state": Contradiction(RESUME, lambda r: r["variants"][3].update(equal=True)),
+    "seeding.resume_sampler_epoch": Contradiction(RESUME, _set(["sampler_epoch_order_differs"], False)),
+    "seeding.compiled_dropout_differs": Contradiction(
+        COMPILED, lambda r: r["fallback_random"].update(same_state=False)),
     "seeding.cublas_config_as_documented": Contradiction(
         Synthetic(lambda: {"torch": "2.13.0", "device": "cuda", "documented": False, "raises_without": False}),
         _set(["raises_without"], True)),

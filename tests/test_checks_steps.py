@@ -17,6 +17,7 @@ from snippets.lab.claims import CHECKS
 
 BATCHNORM = Measured(measure.batchnorm_last_batch)
 ARITHMETIC = Measured(measure.step_arithmetic, (("batch_sizes", (64, 512, 10_000)),))
+SCALER = Measured(measure.gradscaler_skips, (("steps", 12), ("overflow_at", (0, 5))))
 CURVES = Measured(measure.curves, (("n_samples", 600), ("batch_sizes", (16, 120, 600)), ("epochs", 10),
                                    ("min_steps", 12), ("equal_steps", (3, 6, 12)), ("fit_points", 21)))
 LOGGED = Measured(measure.logged_vs_true, (("n_samples", 1000), ("batch_size", 96), ("epochs", 3)))
@@ -161,9 +162,6 @@ CONTRADICTING = {
     "steps.counts_agree": Contradiction(ARITHMETIC, lambda r: r["rows"][0]["keep"].update(len_loader=0)),
     "steps.short_last_batch_is_a_step": Contradiction(ARITHMETIC, lambda r: _row_512(r)["keep"].update(len_loader=19)),
     "steps.batchnorm_last_batch_raises": Contradiction(BATCHNORM, lambda r: r["keep"].update(error=None)),
-    "steps.batch_512_steps_exact": Contradiction(ARITHMETIC, lambda r: r["question"].update(answer_total=400)),
-    "steps.full_batch_long_run_matches_steps": Contradiction(ARITHMETIC, _set(["question", "steps_full_400"], 380)),
-    "steps.batch_512_run_prints_nothing": Contradiction(ARITHMETIC, _set(["question", "printed_lines_512"], 1)),
     "steps.epochs_separate_batch_sizes": Contradiction(CURVES, _epochs_close_together),
     "steps.shuffled_steps_align": Contradiction(CURVES, _one_batch_off_at_mid),
     "steps.smallest_batch_falls_behind": Contradiction(CURVES, _smallest_batch_ahead),
@@ -216,6 +214,8 @@ CONTRADICTING = {
     "steps.no_sync_all_reduces_once": Contradiction(
         DISTRIBUTED, lambda r: r["accumulation"]["per_rank"][-1]["no_sync"].update(
             all_reduces=r["accumulation"]["per_rank"][-1]["all_reduce_each"]["all_reduces"])),
+    "steps.gradscaler_schedule_runs_ahead": Contradiction(
+        SCALER, lambda r: r["guarded"].update(scheduler_steps=r["iterations"])),
 }
 
 

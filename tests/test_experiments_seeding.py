@@ -6,11 +6,13 @@ build, through its claims — instead of the site silently describing old behavi
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from snippets.experiments.seeding import figures, measure as seeding
+from snippets.experiments.seeding import checks, figures, measure as seeding
 
 
 def test_creation_order():
@@ -33,6 +35,34 @@ def test_training_is_bitwise_identical_from_equal_starts():
     assert asked["loader"] == asked["loader_start_direct"] and asked["same_end_as_loader_start_direct"]
     assert result["as_asked_unexplained_epochs"] == 0
     assert len(fixed["direct"]) == 60 and len(result["x"]) == 1000
+
+
+def test_long_curves_are_kept_at_some_epochs_after_every_epoch_was_compared():
+    kept = seeding.curve_epochs(2000)
+    assert kept[0] == 1 and kept[-1] == 2000 and kept == sorted(set(kept))
+    assert 120 <= len(kept) <= 240  # a recording keeps a few hundred points per curve, not 2,000
+    assert kept[:10] == list(range(1, 11))  # dense where the loss falls fastest
+    assert max(b - a for a, b in zip(kept, kept[1:])) <= 2000 // 100
+    assert seeding.curve_epochs(60) == list(range(1, 61))
+
+
+def test_an_epoch_that_differs_outside_the_kept_curve_is_still_counted(monkeypatch):
+    """The comparison runs on every epoch before the curves are thinned: a difference at an epoch the stored curve
+    does not keep still counts."""
+    real = seeding.train_loader
+
+    def one_epoch_off(model, loader, epochs):
+        losses = real(model, loader, epochs)
+        losses[epochs - 2] += 1.0  # the second-to-last epoch, which curve_epochs(600) does not keep
+        return losses
+
+    assert 599 not in seeding.curve_epochs(600)
+    monkeypatch.setattr(seeding, "train_loader", one_epoch_off)
+    result = seeding.training_equivalence(epochs=600)
+    assert result["differing_epochs"] == 1 and result["as_asked_unexplained_epochs"] == 1
+    assert result["fixed"]["direct"] == result["fixed"]["loader"]  # the kept points agree...
+    assert not checks.equal_starts_identical(result).holds  # ...and the check fails all the same
+    assert not checks.as_asked_start_explains(result).holds
 
 
 def test_as_asked_second_model_is_trained_through_the_dataloader(monkeypatch):
@@ -316,3 +346,56 @@ def test_cuda_generator_rows(monkeypatch):
                                                        "cpu_advances": False, "cuda_advances": True}
     assert rows['nn.Linear(1, 10).to("cuda")']["cpu_advances"]
     assert not rows['nn.Linear(1, 10).to("cuda")']["cuda_advances"]
+
+
+def test_every_rank_seeded_alike_shares_its_workers_streams_and_a_sampler_seed_per_rank_breaks_the_shards():
+    result = seeding.ddp_seeds()
+    assert result["alike_draws_equal"] and result["alike_indices_differ"] and not result["per_rank_draws_equal"]
+    assert result["one_seed"] == {"on_two_or_more_ranks": 0, "on_no_rank": 0}
+    assert result["seed_per_rank"]["on_two_or_more_ranks"] > 0 and result["seed_per_rank"]["on_no_rank"] > 0
+    # every sample is counted once: as many land on two ranks as on none (world size 2, equal shards)
+    assert result["seed_per_rank"]["on_two_or_more_ranks"] == result["seed_per_rank"]["on_no_rank"]
+    assert checks.ddp_workers_share_streams(result).holds and checks.ddp_sampler_seed_shared(result).holds
+    with pytest.raises(ValueError, match="world_size must be >= 2"):
+        seeding.ddp_seeds(world_size=1)
+
+
+def test_a_resumed_run_repeats_the_uninterrupted_one_only_with_every_random_state():
+    result = seeding.checkpoint_resume(n_samples=64, epochs=2)
+    by = {tuple(v["restored"]): v["equal"] for v in result["variants"]}
+    assert len(by) == 2 ** len(seeding.RESUME_STATES) + 1
+    assert [key for key, equal in by.items() if equal] == [("torch", "loader", "random"), ("recipe",)]
+    assert result["sampler_epoch_order_differs"]
+    assert checks.resume_needs_every_state(result).holds and checks.resume_sampler_epoch(result).holds
+    python_before, torch_before = random.getstate(), torch.get_rng_state()
+    seeding.checkpoint_resume(n_samples=32, epochs=2)
+    assert random.getstate() == python_before and torch.equal(torch_before, torch.get_rng_state()), \
+        "the experiment leaves the streams it seeds as it found them"
+    with pytest.raises(ValueError, match="epochs must be >= 2"):
+        seeding.checkpoint_resume(epochs=1)
+
+
+def test_compiled_dropout_draws_its_own_way_unless_inductor_falls_back_to_eager_random():
+    import torch._inductor.config as inductor_config
+
+    before = inductor_config.fallback_random
+    result = seeding.compiled_randomness(n=16)
+    assert inductor_config.fallback_random == before, "the Inductor setting is put back"
+    if not result["available"]:  # no C++ compiler here: said on the page, and the check does not hold
+        assert result["error"] and not checks.compiled_dropout_differs(result).holds
+        return
+    assert not result["default"]["same_mask"] and not result["default"]["same_state"]
+    assert result["fallback_random"]["same_mask"] and result["fallback_random"]["same_state"]
+    assert checks.compiled_dropout_differs(result).holds
+
+
+def test_a_compiler_that_cannot_run_is_kept_as_an_error_not_raised(monkeypatch):
+    def no_compiler(*args, **kwargs):
+        raise RuntimeError("InvalidCxxCompiler: No working C++ compiler found\nmore lines")
+
+    monkeypatch.setattr(torch, "compile", no_compiler)
+    result = seeding.compiled_randomness(n=8)
+    assert result == {"n": 8, "p": 0.5, "available": False,
+                      "error": "RuntimeError: InvalidCxxCompiler: No working C++ compiler found"}
+    outcome = checks.compiled_dropout_differs(result)
+    assert not outcome.holds and outcome.values == {"error": result["error"]}

@@ -588,3 +588,11 @@ def test_the_noise_warning_is_written_once_in_chinese_with_nothing_translated_tw
     stage = render.noise_warning([("the rest: freeing the N samples, DataLoader's __next__ bookkeeping, the clock's "
                                    "own reads", {**interval, "value": 0.1, "low": 0.05, "high": 0.15}, True)])
     assert "`__next__`" in stage and "**" not in stage.split("\n", 1)[1], stage
+
+
+def test_no_page_relies_on_a_code_annotation():
+    """Material turns `# (1)!` into an annotation in the browser only, once the code block is equipped: the page's
+    text, a copied block and a reader without JavaScript keep the marker. Pages explain code in prose instead."""
+    marked = [str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md")
+              if re.search(r"#\s*\(\d+\)!?", path.read_text(encoding="utf-8"))]
+    assert not marked, f"annotation markers in {marked}"

@@ -670,3 +670,32 @@ def test_a_failure_outside_a_page_stops_at_once_and_other_warnings_read_as_one_l
         "exec block 'b' exited with unexpected code 3: gone"
     assert fresh_hook._summary("Execution of python code block 'b' exited with errors") == \
         "exec block 'b' exited with errors"
+
+
+
+MATERIAL_PALETTE = (ROOT / ".venv").glob("lib/python*/site-packages/material/templates/assets/stylesheets/"
+                                         "palette.*.min.css")
+
+
+def test_the_palette_switching_rule_is_keyed_to_the_toggle_in_the_built_sheet_and_nothing_else_changes(tmp_path):
+    sheets = tmp_path / "assets" / "stylesheets"
+    sheets.mkdir(parents=True)
+    installed = next(iter(MATERIAL_PALETTE), None)
+    text = installed.read_text(encoding="utf-8") if installed else (
+        ":root{--md-x:1}[data-md-color-switching] *,[data-md-color-switching] :after,"
+        "[data-md-color-switching] :before{transition-duration:0ms!important}[data-md-color-scheme=slate]{--y:2}")
+    assert "data-md-color-switching" in text
+    (sheets / "palette.0123abcd.min.css").write_text(text, encoding="utf-8")
+    assert hook.switching_rule_keyed_to_the_toggle(tmp_path) == 1
+    left = (sheets / "palette.0123abcd.min.css").read_text(encoding="utf-8")
+    assert "data-md-color-switching" not in left and left.count("[data-pitfalls-switching]") == 3
+    assert left.replace("data-pitfalls-switching", "data-md-color-switching") == text  # the one rule, rekeyed
+    assert hook.switching_rule_keyed_to_the_toggle(tmp_path) == 0  # a second build's pass changes nothing
+
+
+def test_a_switching_rule_of_another_shape_stops_the_build_naming_what_to_update(tmp_path):
+    sheets = tmp_path / "assets" / "stylesheets"
+    sheets.mkdir(parents=True)
+    (sheets / "palette.0123abcd.min.css").write_text("[data-md-color-switching] *{transition:none}", encoding="utf-8")
+    with pytest.raises(PluginError, match="_SWITCHING_RULE"):
+        hook.switching_rule_keyed_to_the_toggle(tmp_path)

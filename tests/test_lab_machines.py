@@ -599,8 +599,22 @@ def test_a_results_file_name_is_16_hex_digits_of_the_parameters_in_any_order():
 
 
 def test_recorded_json_is_sorted_one_key_per_line_and_keeps_unicode():
-    assert store.dump({"b": 1, "a": "µs", "c": {"z": 0, "y": [1]}}) == (
-        '{\n "a": "µs",\n "b": 1,\n "c": {\n  "y": [\n   1\n  ],\n  "z": 0\n }\n}\n')
+    assert store.dump({"b": 1, "a": "µs", "c": {"z": 0, "y": [1, 2.5, "x"]}, "d": [[1, 2], {"e": []}],
+                       "f": {"g": {"h": [[0.5, 0.25]]}}}) == (
+        '{\n "a": "µs",\n "b": 1,\n "c": {"y": [1, 2.5, "x"], "z": 0},\n'
+        ' "d": [\n  [1, 2],\n  {"e": []}\n ],\n "f": {\n  "g": {"h": [[0.5, 0.25]]}\n }\n}\n')
+    value = {"curve": [0.1 * i for i in range(50)], "rows": [{"n": i, "rounds": [i, None, True]} for i in range(3)]}
+    assert json.loads(store.dump(value)) == value
+
+
+RECORDING_LIMIT = 1_000_000  # bytes: a recording stays small enough to keep several in the repository
+
+
+def test_every_committed_recording_stays_under_one_megabyte():
+    folders = [path for path in (store.PROJECT_ROOT / "results").iterdir() if path.is_dir()]
+    assert folders, "no recording is committed under results/"
+    sizes = {path.name: machines._size(path) for path in folders}
+    assert all(size < RECORDING_LIMIT for size in sizes.values()), sizes
 
 
 def test_an_unreadable_recording_file_is_named_with_the_reason(tmp_path):
@@ -967,3 +981,20 @@ def test_a_drawer_that_cannot_draw_this_builds_result_is_not_redrawn_from_record
     here = cache.run(lab.speed, n=3)
     shown = machines.compare(here, [lambda r: r["rows"], lambda r: f"ratio {r['ratio']}"])
     assert "cannot be drawn" not in shown and "<p>ratio 3.0</p>" in shown
+
+
+def test_a_recorded_result_is_checked_once_and_each_reader_gets_its_own_copy(lab, monkeypatch):
+    _record(monkeypatch, lab, "small", THERE, n=5)
+    [rec] = machines.recordings()
+    calls = []
+    real = store.recording_schema.check_entry
+    monkeypatch.setattr(store.recording_schema, "check_entry", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = rec.entry("machpage.speed", {"n": 5})
+    first["value"]["ratio"] = -1.0  # a reader that changes its copy changes nobody else's
+    second = rec.entry("machpage.speed", {"n": 5})
+    assert second["value"]["ratio"] == 5.0 and len(calls) == 1, "read and checked once"
+    path = next((machines.results_dir() / "small" / "machpage.speed").iterdir())
+    value = json.loads(path.read_text())
+    value["value"]["ratio"] = 6.5
+    path.write_text(json.dumps(value) + "  ")  # another size: the file is read and checked again
+    assert rec.entry("machpage.speed", {"n": 5})["value"]["ratio"] == 6.5 and len(calls) == 2

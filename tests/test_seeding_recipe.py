@@ -1,4 +1,4 @@
-"""snippets/seeding.py: seed_everything, seeded, same_parameters."""
+"""snippets/seeding.py: seed_everything, seeded, same_parameters, rng_states and restore_rng_states."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from snippets.seeding import same_parameters, seed_everything, seeded
+from snippets.seeding import restore_rng_states, rng_states, same_parameters, seed_everything, seeded
 
 
 def _draws():
@@ -236,3 +236,28 @@ def test_seeded_does_not_initialise_cuda():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout
     assert out.strip() == "False"
+
+
+def test_rng_states_round_trip_through_a_weights_only_checkpoint(tmp_path):
+    """What rng_states saves survives torch.save and torch.load(weights_only=True), and restore_rng_states makes
+    every stream — Python's random, NumPy's global one, torch's CPU one and a given generator — continue as it
+    would have."""
+    generator = torch.Generator().manual_seed(3)
+    seed_everything(1)
+    torch.save({"rng": rng_states(generator)}, tmp_path / "checkpoint.pt")
+    expected = (random.random(), float(numpy.random.rand()), torch.rand(3), torch.rand(2, generator=generator))
+    seed_everything(9)
+    generator.manual_seed(9)
+    restore_rng_states(torch.load(tmp_path / "checkpoint.pt", weights_only=True)["rng"], generator)
+    again = (random.random(), float(numpy.random.rand()), torch.rand(3), torch.rand(2, generator=generator))
+    assert expected[:2] == again[:2] and torch.equal(expected[2], again[2]) and torch.equal(expected[3], again[3])
+
+
+def test_restore_rng_states_needs_the_generators_it_was_given():
+    states = rng_states(torch.Generator(), torch.Generator())
+    with pytest.raises(ValueError, match="the states hold 2 generator\\(s\\), 1 given"):
+        restore_rng_states(states, torch.Generator())
+    before = torch.get_rng_state()
+    with pytest.raises(ValueError):
+        restore_rng_states(states)
+    assert torch.equal(before, torch.get_rng_state()), "nothing is restored from a mismatched call"

@@ -12,7 +12,7 @@ import torch
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from conftest import ROOT
-from snippets.step_budget import epochs_for_steps, steps_per_epoch, total_steps
+from snippets.step_budget import epochs_for_steps, scaler_stepped, steps_per_epoch, total_steps
 
 
 def _dataset(n: int) -> TensorDataset:
@@ -206,3 +206,27 @@ def test_copied_alone_it_runs_its_docstring_numbers(tmp_path):
                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path)}, timeout=60)
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip().startswith(str(tmp_path))
+
+
+def test_scaler_stepped_reads_a_skipped_step_from_the_lowered_scale():
+    assert scaler_stepped(65536.0, 65536.0) and scaler_stepped(65536.0, 131072.0)  # kept, or grown after a step
+    assert not scaler_stepped(65536.0, 32768.0)  # lowered: the step was skipped
+    for bad in (0.0, -1.0, float("nan"), True, "1", None):
+        with pytest.raises(ValueError, match="must be a positive number"):
+            scaler_stepped(bad, 1.0)
+
+
+def test_scaler_stepped_follows_a_real_grad_scaler():
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 8)
+    said = []
+    for overflow in (False, True, False):
+        optimizer.zero_grad()
+        loss = model(torch.ones(3, 2)).sum() * (float("inf") if overflow else 1.0)
+        before, weight = scaler.get_scale(), model.weight.detach().clone()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        said.append((scaler_stepped(before, scaler.get_scale()), not torch.equal(weight, model.weight)))
+    assert said == [(True, True), (False, False), (True, True)]

@@ -32,6 +32,8 @@ NAMES = {
     "nccl", "rank", "cProfile", "glibc", "Hessian", "McCandlish", "Malladi", "Goyal", "Smith", "Kingma", "Ba",
     "Hugging", "Face", "Transformers", "arXiv", "MSE", "ReLU", "Net", "Gloo", "shuffle", "generator", "jupytext",
     "Generator", "NaN", "random", "Dropout", "Kaplan", "Amodei", "Lyu", "Panigrahi", "Arora", "Goyal", "Malladi", "Inductor", "NeurIPS", "ICLR", "ICML", "OpenAI", "Dota",
+    # PyTorch's own name for running operators one by one, untranslated in Chinese writing ("eager 模式").
+    "eager",
 }
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
 _CJK = re.compile(r"[\u3400-\u9fff]")

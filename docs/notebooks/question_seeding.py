@@ -8,9 +8,15 @@
 #
 # The answers, measured: [Seeding order](../../seeding-order/) explains the different losses,
 # [DataLoader overhead](../../loader-overhead/) the different times. The times printed below are one run of
-# each loop's 2000 epochs, one after the other, with two different models; the ratios on the other pages come
+# each loop's 2000 epochs, one after the other, with two models whose initial weights differ; the ratios on the other pages come
 # from the same loops timed in alternation, round by round, from equal weights, with a 95% interval. Expect the
-# two to differ: they are different runs on a machine that is not always equally busy.
+# two to differ: they are different runs on a machine that is not always equally busy. The two printed times
+# also clock different code: the direct loop builds a new `nn.MSELoss()` in each of its 2000 epochs, where
+# `train_model` builds one; and the loader's time includes the final `loss.item()` and its `print` (inside
+# `train_model`), the direct loop's does not — on the CPU one scalar read. Moved to a GPU, the direct time could
+# stop before the last queued kernels had finished, since nothing in that loop waits for them, while `item()`
+# inside `train_model` does. The ratios on the other pages time one shared epoch function for every loader,
+# synchronising the device after every timed epoch.
 #
 # Download this notebook: [question_seeding.py](question_seeding.py) — a percent-format script; run it with
 # `python`, or open it in Jupyter with jupytext — or [question_seeding.ipynb](question_seeding.ipynb), executed,

@@ -15,9 +15,10 @@
 # the `DataLoader` fetches the 10,000 rows one by one and stacks them again (see
 # [DataLoader overhead](../../loader-overhead/)).
 #
-# Why the two runs end up close, counted and measured — 20 epochs of batch 512 are exactly 400 optimizer
-# steps, the same as 400 full-batch epochs — is on [Update-step counts](../../update-steps/). The numbers here
-# are from the machine named on [Environment](../../environment/).
+# 20 epochs of batch 512 (19 batches of 512 and one of 272 each) are exactly 400 optimizer steps, as many as
+# 400 full-batch epochs, which is largely why the two fits look alike; the two models also start from different
+# weights. [Update-step counts](../../update-steps/) counts the steps and measures how far apart the losses still
+# are after them. The numbers here are from the machine named on [Environment](../../environment/).
 #
 # Download this notebook: [question_steps.py](question_steps.py) — a percent-format script; run it with
 # `python`, or open it in Jupyter with jupytext — or [question_steps.ipynb](question_steps.ipynb), executed, with

@@ -136,7 +136,10 @@ def say(outcome: Check, sentence: str) -> str:
                          f"{outcome.name} measured only: {', '.join(outcome.values) or 'nothing'}") from None
     # where the same check holds or fails on the recorded machines: in the tip, one tap away, never in the prose
     verdicts = machines.elsewhere(outcome)
-    others = _on_other_machines(verdicts)
+    by_release = machines.across_releases(outcome)
+    others = _on_other_machines(verdicts) + on_releases(outcome, by_release)
+    context.current().said.append({"page": context.current().page, "check": outcome.name,
+                                   "condition": outcome.condition, "here": outcome, "releases": by_release})
     source = _provenance(outcome)
     if outcome.holds is None:
         why = _undecided_because(outcome.values)
@@ -159,7 +162,8 @@ def say(outcome: Check, sentence: str) -> str:
                        "pitfalls-claim pitfalls-claim--contradicted")
     tip = t("Checked when this page was built: {condition}. Measured: {measured}.{source}",
             condition=t(outcome.condition), measured=outcome.measured(), source=source)
-    fails_elsewhere = any(isinstance(other, Check) and other.holds is False for _, other in verdicts)
+    fails_elsewhere = any(isinstance(other, Check) and other.holds is False
+                          for _, other in [*verdicts, *by_release])
     return _marked(outcome, text, tip + others, "pitfalls-claim", fails_elsewhere=fails_elsewhere)
 
 
@@ -229,6 +233,29 @@ def _on_other_machines(verdicts: list[tuple[str, Any]]) -> str:
     space = "" if zh else " "  # after the sentence before it; Chinese puts no space there
     return space + t("Recorded machines: {verdicts}.", verdicts=i18n.joined(parts, clauses=True))
 
+
+
+def release_verdict(outcome: Any) -> str:
+    """One release's verdict, short: ✓, ✗ with the values measured, ? (undecided), or — (not checked)."""
+    if not isinstance(outcome, Check):
+        return "—"
+    return {"holds": "✓", "undecided": "?"}.get(outcome.status) or f"✗ {outcome.measured()}"
+
+
+def on_releases(outcome: Check, by_release: list[tuple[Any, Any]]) -> str:
+    """The claim's verdict on each recorded torch release of this machine, this build's among them, as a sentence
+    of its tip: ``By torch release on this machine: 2.3.1 ✓, 2.9.1 ✗ ratio = 2.1, 2.13.0 ✓ (this build).``
+    Empty when no other release is recorded."""
+    if not by_release:
+        return ""
+    zh = i18n.language() == "zh"
+    here = machines.short_release(machines._lead_fingerprint().get("torch", ""))
+    rows = [(machines.release(rec.fingerprint.get("torch", "")), machines.short_release(rec.fingerprint["torch"]),
+             release_verdict(verdict)) for rec, verdict in by_release]
+    rows.append((machines.release(here), here, f"{release_verdict(outcome)}{t(' (this build)')}"))
+    items = [f"{version} {verdict}" for _, version, verdict in sorted(rows, key=lambda row: row[0])]
+    return ("" if zh else " ") + t("By torch release on this machine: {verdicts}.",
+                                   verdicts=i18n.joined(items, clauses=True))
 
 
 # A claim that starts a sentence: after the start of a paragraph or list item, or after a full stop.

@@ -34,6 +34,8 @@ class Build:
     printed: dict[str, set[str]] = field(default_factory=dict)  # {page: helpers whose source a panel printed}
     claims: dict[str | None, int] = field(default_factory=dict)  # {page: claims written, numbering their tips}
     contradicted: list[dict[str, Any]] = field(default_factory=list)
+    # every claim said, with its verdict here and on this machine's other releases (the Versions page's matrix)
+    said: list[dict[str, Any]] = field(default_factory=list)
     missing: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # {(language, text): pages}
     twice: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # translations translated again
     used: set[str] = field(default_factory=set)  # the catalogue keys this build's texts matched

@@ -65,13 +65,63 @@ def primary() -> Recording:
     return store.primary(cache.find_experiment)
 
 
+# The fingerprint's fields that name the software, not the machine: recordings that differ in these alone are
+# *releases* of one machine (``make record-release``), shown on the Versions page, not as machines of their own.
+SOFTWARE = ("torch", "python", "start_method")
+
+
+def hardware(fingerprint: dict) -> tuple:
+    """What makes ``fingerprint`` another machine: every field but the software's (``SOFTWARE``)."""
+    return tuple(sorted((key, str(value)) for key, value in fingerprint.items() if key not in SOFTWARE))
+
+
+def release(version: str) -> tuple[int, ...]:
+    """A torch version's release numbers, to sort by: ``"2.13.0+cpu"`` → ``(2, 13, 0)``."""
+    numbers = re.match(r"\d+(?:\.\d+)*", str(version))
+    return tuple(int(part) for part in numbers.group(0).split(".")) if numbers else ()
+
+
+def short_release(version: str) -> str:
+    """``"2.13.0+cpu"`` → ``"2.13.0"``."""
+    return ".".join(map(str, release(version))) or str(version)
+
+
+def _lead_fingerprint() -> dict:
+    return primary().fingerprint if frozen() else environment.fingerprint()
+
+
+def _not_this_build(rec: Recording, fp: dict) -> bool:
+    return rec.label != primary().label if frozen() else rec.fingerprint != fp
+
+
 def others() -> list[Recording]:
-    """The recorded machines to show beside this one: never this machine (same fingerprint) twice."""
-    if frozen():
-        lead = primary()
-        return [rec for rec in recordings() if rec.label != lead.label]
-    fp = environment.fingerprint()
-    return [rec for rec in recordings() if rec.fingerprint != fp]
+    """The recorded machines to show beside this one: one per machine other than this build's (another CPU,
+    device or thread count; never this machine twice). Of a machine recorded with several releases, the one
+    ``results/primary`` names, else the one with this build's torch, else the newest (the Versions page shows
+    every release)."""
+    fp = _lead_fingerprint()
+    mine = hardware(fp)
+    groups: dict[tuple, list[Recording]] = {}
+    for rec in recordings():
+        if _not_this_build(rec, fp) and hardware(rec.fingerprint) != mine:
+            groups.setdefault(hardware(rec.fingerprint), []).append(rec)
+    lead = store.primary_label()
+
+    def preferred(rec: Recording) -> tuple:
+        return (rec.label == lead, rec.fingerprint.get("torch") == fp.get("torch"),
+                release(rec.fingerprint.get("torch", "")), rec.label)
+
+    return sorted((max(group, key=preferred) for group in groups.values()), key=lambda rec: rec.label)
+
+
+def releases() -> list[Recording]:
+    """This machine's other releases: the recordings of this build's machine (``hardware``) made with another
+    torch or Python, oldest torch first; never the one this build reads or one of this build's fingerprint."""
+    fp = _lead_fingerprint()
+    mine = hardware(fp)
+    found = [rec for rec in recordings() if _not_this_build(rec, fp) and rec.fingerprint != fp
+             and hardware(rec.fingerprint) == mine]
+    return sorted(found, key=lambda rec: (release(rec.fingerprint.get("torch", "")), rec.label))
 
 
 def same_kind() -> list[Recording]:
@@ -246,6 +296,19 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
 
 def elsewhere(outcome) -> list[tuple[str, Any]]:
     """The check behind ``outcome`` evaluated on each recorded machine's results: [(label, Check or reason)]."""
+    return rechecked(outcome, others())
+
+
+def across_releases(outcome) -> list[tuple[Recording, Any]]:
+    """The check behind ``outcome`` evaluated on each of this machine's other releases (``releases``):
+    [(recording, Check or reason)], oldest torch first."""
+    found = {rec.label: rec for rec in releases()}
+    return [(found[label], verdict) for label, verdict in rechecked(outcome, list(found.values()))]
+
+
+def rechecked(outcome, recorded: list[Recording]) -> list[tuple[str, Any]]:
+    """The check behind ``outcome`` evaluated on each recording of ``recorded`` in place of this build's
+    results: [(label, Check or reason)]."""
     if outcome.rerun is None:
         return []
     args, kwargs = outcome.args
@@ -253,7 +316,7 @@ def elsewhere(outcome) -> list[tuple[str, Any]]:
     if not results:
         return []
     out = []
-    for rec in others():
+    for rec in recorded:
         swapped: dict[int, cache.Result] = {}
         why = ""
         for original in results:
@@ -285,6 +348,8 @@ def overview() -> str:
                  "`make record MACHINE=<label>` records yours.") + "\n" + left_out
     lead = primary().label if frozen() else None
     fp = None if frozen() else environment.fingerprint()
+    tabs = {rec.label for rec in others()}
+    versions = {rec.label for rec in releases()}
     rows = []
     for rec in found:
         current = stale = 0
@@ -296,7 +361,10 @@ def overview() -> str:
                 current += 1
             else:
                 stale += 1
-        role = ("this build's results" if rec.label == lead or rec.fingerprint == fp else "shown beside them")
+        role = ("this build's results" if rec.label == lead or rec.fingerprint == fp else
+                "shown beside them" if rec.label in tabs else
+                "another torch release of this machine (Torch versions page)" if rec.label in versions else
+                "another release of a machine shown beside them")
         rows.append([f"`{rec.label}`", _plain(rec.fingerprint["device_name"]), rec.fingerprint["threads"],
                      _plain(rec.fingerprint["torch"]), _plain(rec.manifest["recorded_at"][:10]),
                      f"`{rec.commit[:12]}`",

@@ -52,8 +52,29 @@ def store_text(path: Path, text: str) -> None:
 
 
 def dump(value: Any) -> str:
-    """JSON as a recording keeps it: sorted keys, one per line (diff-friendly)."""
-    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    """JSON as a recording keeps it, sorted keys, diff-friendly and small (a recording stays under 1 MB): an
+    object that holds other objects has one key per line; an object of plain values (numbers, strings, lists of
+    them: one timing, one row) is one line, and so is a list of plain values (a curve is one line, not a
+    thousand)."""
+    return _dump(value, 0) + "\n"
+
+
+def _plain(value: Any) -> bool:
+    """A number, string, boolean or null, or a list of them (at any depth): written on one line."""
+    if isinstance(value, (list, tuple)):
+        return all(_plain(item) for item in value)
+    return not isinstance(value, dict)
+
+
+def _dump(value: Any, depth: int) -> str:
+    if _plain(value) or (isinstance(value, dict) and all(_plain(item) for item in value.values())):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    pad = " " * (depth + 1)
+    if isinstance(value, dict):
+        items = (f"{pad}{json.dumps(str(key), ensure_ascii=False)}: {_dump(value[key], depth + 1)}"
+                 for key in sorted(value))
+        return "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
+    return "[\n" + ",\n".join(pad + _dump(item, depth + 1) for item in value) + "\n" + " " * depth + "]"
 
 
 class Store(Protocol):
@@ -144,13 +165,19 @@ class Recording:
         path = self.path / experiment / f"{params_key(params)}.json"
         if not path.exists():
             return None
-        exp = self.find(experiment) if self.find is not None else None
-        try:
-            entry = recording_schema.check_entry(
-                recording_schema.read_json(path, shown_path(path)), shown_path(path), experiment,
-                recording_schema.accepted_parameters(exp.func) if exp is not None else None)
-        except recording_schema.RecordingRefused as error:
-            raise ArchiveError(str(error)) from None
+        # checked once per file as it is on disk: a build rechecks every claim on every recording, each a read
+        stat = path.stat()
+        key = (str(path), stat.st_mtime_ns, stat.st_size, experiment)
+        if key not in _CHECKED:
+            exp = self.find(experiment) if self.find is not None else None
+            try:
+                checked = recording_schema.check_entry(
+                    recording_schema.read_json(path, shown_path(path)), shown_path(path), experiment,
+                    recording_schema.accepted_parameters(exp.func) if exp is not None else None)
+            except recording_schema.RecordingRefused as error:
+                raise ArchiveError(str(error)) from None
+            _CHECKED[key] = json.dumps(checked)
+        entry = json.loads(_CHECKED[key])  # a fresh copy for each caller
         if entry["params"] != json.loads(json.dumps(params)):
             raise ArchiveError(f"{shown_path(path)}: holds {entry['experiment']}({entry['params']}), not "
                                f"{experiment}({params})")
@@ -215,6 +242,12 @@ def refused(find: Find | None = None) -> tuple[tuple[str, str], ...]:
     return _recordings(str(results_dir()), find)[1]
 
 
+def primary_label() -> str | None:
+    """The label ``results/primary`` names, if it names one."""
+    named = results_dir() / "primary"
+    return named.read_text(encoding="utf-8").strip() or None if named.is_file() else None
+
+
 def primary(find: Find | None = None) -> Recording:
     """The recording a frozen build leads with: the label in ``results/primary``, or the only recording."""
     found = {rec.label: rec for rec in recordings(find)}
@@ -231,9 +264,14 @@ def primary(find: Find | None = None) -> Recording:
                        f"(recorded: {', '.join(found) or 'none — run make record MACHINE=<label> first'})")
 
 
+# recorded results as checked against the schema, by (path, modification time, size, experiment): JSON text
+_CHECKED: dict[tuple, str] = {}
+
+
 def forget() -> None:
     """Read the recordings again at the next call (after ``make record`` replaced one)."""
     _recordings.cache_clear()
+    _CHECKED.clear()
 
 
 # ---- writing a recording, inside the build that make record runs -------------------------------------------------

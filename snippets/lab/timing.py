@@ -57,10 +57,11 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
         if len(times) >= 10_000:
             break
     quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else [times[0]] * 3
+    times = [significant(value) for value in times]
     return {
-        "median": statistics.median(times),
-        "mean": statistics.fmean(times),
-        "iqr": quartiles[2] - quartiles[0],
+        "median": significant(statistics.median(times)),
+        "mean": significant(statistics.fmean(times)),
+        "iqr": significant(quartiles[2] - quartiles[0]),
         "min": min(times),
         "max": max(times),
         "blocks": len(times),
@@ -139,6 +140,19 @@ def contended(value: float | None) -> bool:
 # lands inside (between fresh processes; within one process only where one was timed); noisy ones are said to be.
 
 MAX_SAMPLES = 64
+# Seconds are kept to 6 significant figures: a timer read on a shared machine moves in the third, and 17 digits of
+# noise would make a recording twice the size it needs (a recording stays under 1 MB).
+SIGNIFICANT = 6
+
+
+def significant(seconds: float, digits: int = SIGNIFICANT) -> float:
+    """``seconds`` rounded to ``digits`` significant figures (0, inf and nan unchanged)."""
+    return float(f"{seconds:.{digits}g}") if math.isfinite(seconds) and seconds else seconds
+
+
+def drawn_only(values: list[float]) -> list[float]:
+    """Values a figure draws and no check reads, to ``SIGNIFICANT`` figures (a recording stays small)."""
+    return [significant(value) for value in values]
 # A ratio is *wide* when its 95 % interval is wider than ±NOISE_TOLERANCE of its value (see index.md).
 NOISE_TOLERANCE = 0.25
 BOOTSTRAP_RESAMPLES = 2000
@@ -381,7 +395,7 @@ def time_reference(work: Callable[[], Any], number: int | None = None, blocks: i
     finally:
         if was_enabled:
             gc.enable()
-    return min(times), number
+    return significant(min(times)), number
 
 
 def drifted(references: list[tuple[float, float]], limit: float = DRIFT_LIMIT) -> list[bool]:
@@ -456,9 +470,9 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
     out = {}
     for name, all_rows in timings.items():
         rows = [all_rows[i] for i in used]
-        out[name] = {"median": statistics.median(t["median"] for t in rows),
-                     "mean": statistics.fmean(t.get("mean", t["median"]) for t in rows),
-                     "iqr": statistics.median(t["iqr"] for t in rows),
+        out[name] = {"median": significant(statistics.median(t["median"] for t in rows)),
+                     "mean": significant(statistics.fmean(t.get("mean", t["median"]) for t in rows)),
+                     "iqr": significant(statistics.median(t["iqr"] for t in rows)),
                      "min": min(t["min"] for t in rows), "max": max(t["max"] for t in rows),
                      "blocks": sum(t["blocks"] for t in rows), "runs": sum(t["runs"] for t in rows),
                      "rounds": [t["median"] for t in rows], "contention": share,
@@ -552,8 +566,8 @@ def _pooled_timing(rows: list[dict]) -> dict:
         out[key] = pooled([row.get(key) for row in rows], key)
     shares = [row["contention"] for row in rows if row.get("contention") is not None]
     out.update({
-        "median": statistics.median(row["median"] for row in rows),
-        "mean": statistics.fmean(row.get("mean", row["median"]) for row in rows),
+        "median": significant(statistics.median(row["median"] for row in rows)),
+        "mean": significant(statistics.fmean(row.get("mean", row["median"]) for row in rows)),
         "min": min(row.get("min", row["median"]) for row in rows),
         "max": max(row.get("max", row["median"]) for row in rows),
         "blocks": sum(row.get("blocks", 0) for row in rows), "runs": sum(row.get("runs", 0) for row in rows),
@@ -567,5 +581,5 @@ def _pooled_timing(rows: list[dict]) -> dict:
     if all(row.get("rounds") for row in rows):
         out["rounds"] = [value for row in rows for value in row["rounds"]]
     if "iqr" in first:
-        out["iqr"] = statistics.median(row["iqr"] for row in rows)
+        out["iqr"] = significant(statistics.median(row["iqr"] for row in rows))
     return out

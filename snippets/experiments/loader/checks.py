@@ -43,6 +43,12 @@ def batched_dataset_faster(result: Value) -> tuple[bool | None, dict]:
 # Where the time goes
 
 
+@check("the installed torch's TensorDataset has no __getitems__, so the fetcher indexes it once per sample")
+def tensor_dataset_has_no_getitems(result: Value) -> tuple[bool, dict]:
+    has = result["tensor_dataset_getitems"]
+    return not has, {"torch": result["torch"], "has_getitems": has}
+
+
 @check("with automatic batching, one epoch calls dataset[i] once per sample")
 def getitem_per_sample(result: Value) -> tuple[bool, dict]:
     calls = result["calls"]["getitem_per_epoch"]
@@ -75,6 +81,27 @@ def source_already_contiguous(result: Value) -> tuple[bool, dict]:
         {"x_stride": layout["x_stride"], "batch_stride": layout["batch_stride"]}
 
 
+
+
+@check("from a strided source, DataLoader's batch is a contiguous copy, equal to it; TensorLoader's is a view "
+       "with the source's strides")
+def strided_source_made_contiguous(result: Value) -> tuple[bool, dict]:
+    layout = result["layout"]
+    holds = (not layout["column_contiguous"] and layout["column_equals_x"] and layout["batch_contiguous"]
+             and layout["batch_equal"] and not layout["batch_shares_memory"] and layout["tensorloader_shares_memory"]
+             and layout["tensorloader_stride"] == layout["column_stride"])
+    return bool(holds), {key: layout[key] for key in ("column_stride", "column_equals_x", "batch_stride",
+                                                      "batch_contiguous", "batch_shares_memory",
+                                                      "tensorloader_stride")}
+
+
+@check("a training step runs the same operators, as often, on the strided column as on DataLoader's contiguous "
+       "batch: no copy to make the input contiguous")
+def strided_step_runs_the_same_operators(result: Value) -> tuple[bool, dict]:
+    column, batch = result["operators"]["column"], result["operators"]["batch"]
+    differing = sorted(name for name in set(column) | set(batch) if column.get(name) != batch.get(name))
+    return bool(column) and not differing, {"operator_calls": sum(column.values()),
+                                            "differing": differing or "none"}
 
 
 @check("creating the iterator takes less than 5% of the epoch", timing=True)

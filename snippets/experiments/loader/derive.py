@@ -188,6 +188,13 @@ def step_layout_ratio(result: Value) -> Interval:
     return timing.ratio(steps["training step on DataLoader's batch"], steps["training step on x, y"])
 
 
+def strided_step_ratio(result: Value) -> Interval:
+    """A training step on DataLoader's contiguous batch of a strided source against one on the source itself."""
+    steps = {row["label"]: row for row in result["steps"]}
+    return timing.ratio(steps["training step on DataLoader's contiguous batch"],
+                        steps["training step on the strided column"])
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Scaling
 

@@ -27,7 +27,7 @@ from .derive import (COMPARED_KEYS, INSIDE_KEYS, PIN_BASELINE, RATIO_TARGET, SAM
                      SMALL_SLACK, STAGE_PREFIXES, TRAINING_TARGET, Interval, batch_size_ratios, breakdown_shares,
                      disagreements, equal_n_ratio, inside_row, loader_share, noisy, of_clone, per_sample_costs,
                      pin_memory_ratio, question_ratios, series, stack_to_clone, stage, stage_row, step_layout_ratio,
-                     worker_ratios, worker_rows)
+                     strided_step_ratio, worker_ratios, worker_rows)
 from .measure import LOADER_NAMES
 
 # ---------------------------------------------------------------------------------------------------------
@@ -118,9 +118,10 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
 
 def same_kind_said(found: Sequence[tuple[str, str, Interval]]) -> str:
     """What recorded machines of this kind measured outside this build's interval, said beside the number:
-    `` · another host of this kind (epyc-2core, 2026-11-30): 11.8× (11.1–12.3)``; nothing when none did."""
-    return "".join('<span class="pitfalls-same-kind"> · '
-                   + t("another host of this kind ({label}, {date}): {value}", label=html.escape(label), date=date,
+    `` · another host of this kind, recorded 2026-11-30: 11.8× (11.1–12.3)``; nothing when none did. The prose
+    names no recorded machine: its label is the span's title, for a reader who looks it up under Environment."""
+    return "".join(f'<span class="pitfalls-same-kind" title="{html.escape(label, quote=True)}"> · '
+                   + t("another host of this kind, recorded {date}: {value}", date=date,
                        value=cell(ratio_interval(interval))) + "</span>" for label, date, interval in found)
 
 
@@ -143,6 +144,57 @@ def training_target(result: Result) -> dict:
     return {"ratio": ratio, "target": TRAINING_TARGET, "met": decide(ratio, "<", TRAINING_TARGET)}
 
 
+# The question's loop on each torch release recorded on this machine (the Versions page)
+RELEASE_LOADERS = ("DataLoader", "DataLoader + BatchedTensorDataset", "TensorLoader")
+
+
+def release_ratios(result: Result) -> list[tuple[str, dict]]:
+    """The headline ratios (each of ``RELEASE_LOADERS`` ÷ the direct loop, with 95% intervals) on every release
+    of this machine that measured the question's loop, oldest first: [(release, {loader: interval})]."""
+    from snippets.lab import versions
+
+    return [(version, {name: ratio for name, ratio in question_ratios(found).items() if name in RELEASE_LOADERS})
+            for version, _, found in versions.by_release(result) if isinstance(found, Result)]
+
+
+def release_table(result: Result) -> str:
+    """The headline ratios by torch release, with their 95% intervals: one row per release."""
+    found = release_ratios(result)
+    rows = [[f"`{version}`", *[ratio_interval(ratios[name]) if name in ratios else "—" for name in RELEASE_LOADERS]]
+            for version, ratios in found]
+    return table(["torch", *[f"{name} ÷ direct" for name in RELEASE_LOADERS]], rows, align="lrrr")
+
+
+def across_releases(result: Result) -> str:
+    """The headline ratios by torch release, with their intervals, as a figure; nothing with fewer than two
+    releases."""
+    found = release_ratios(result)
+    if len(found) < 2:
+        return ""
+    drawn = Result({"releases": [[version, ratios] for version, ratios in found]}, result.experiment, result.params,
+                   result.fingerprint, result.computed_at, 0.0, True, cached=result.cached)
+    fig, ax = new_figure("wide")
+    width = 0.22
+    for k, name in enumerate(RELEASE_LOADERS):
+        xs, ys, errors = [], [], [[], []]
+        for i, (_, ratios) in enumerate(found):
+            interval = ratios.get(name)
+            if interval is None or interval.get("low") is None:
+                continue
+            xs.append(i + (k - 1) * width)
+            ys.append(interval["value"])
+            errors[0].append(interval["value"] - interval["low"])
+            errors[1].append(interval["high"] - interval["value"])
+        ax.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, color=COLORS[k], label=name)
+    ax.axhline(1.0, color="#7f7f7f", linewidth=0.8)
+    ax.set_xticks(range(len(found)), [version for version, _ in found])
+    ax.set(yscale="log", xlabel="torch release", ylabel="time per epoch ÷ direct loop",
+           title="The question's loop on each recorded release (95% intervals)")
+    ax.legend(fontsize=8)
+    return svg(fig, drawn, alt="Time per epoch of DataLoader, DataLoader with BatchedTensorDataset and "
+                               "TensorLoader as multiples of the direct loop, for each recorded torch release")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Where the time goes
 
@@ -162,6 +214,21 @@ def breakdown_noise(result: Result) -> str:
     named += [(f"{stage_label(result, STAGE_PREFIXES[key])}: against a whole epoch", shares[key], True)
               for key in COMPARED_KEYS]
     return warning(named + [("training step on DataLoader's batch ÷ on x, y", step_layout_ratio(result))])
+
+
+def strided_numbers(result: Result) -> dict:
+    """What the strided-source section quotes: the table's width, the column's stride, both steps and their ratio."""
+    steps = {row["label"]: row["median"] for row in result["steps"]}
+    return {"columns": result["columns"], "stride": result["layout"]["column_stride"][0],
+            "step_on_column": steps["training step on the strided column"],
+            "step_on_batch": steps["training step on DataLoader's contiguous batch"],
+            "ratio": strided_step_ratio(result)}
+
+
+def strided_noise(result: Result) -> str:
+    """The noise warning for the strided-source ratio, if it is too wide; or nothing."""
+    return warning([("training step on DataLoader's contiguous batch ÷ on the strided column",
+                     strided_step_ratio(result))])
 
 
 def stage_label(result: Result, prefix: str) -> str:

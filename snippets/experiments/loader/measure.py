@@ -26,7 +26,7 @@ from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, Rand
                               TensorDataset, default_collate)
 
 from snippets.lab import experiment, measure, pick_device, progress
-from snippets.lab.timing import contention, cpu_snapshot, interleaved
+from snippets.lab.timing import contention, cpu_snapshot, interleaved, significant
 from snippets.tensor_loader import BatchedTensorDataset, TensorLoader
 
 from ..question import SimpleLinearModel
@@ -426,16 +426,77 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, inside_
     entries = []
     for (filename, line, function), (_, ncalls, tottime, cumtime, _) in stats.items():
         entries.append({"function": _profile_name(filename, line, function), "calls": ncalls,
-                        "own": tottime, "cumulative": cumtime})
+                        "own": significant(tottime), "cumulative": significant(cumtime)})
     entries.sort(key=lambda e: e["own"], reverse=True)
     profile_total = sum(e["own"] for e in entries)
 
-    return {"n": n, "device": str(device), "calls": {"getitem_per_epoch": per_sample_calls,
+    return {"n": n, "device": str(device), "torch": torch.__version__,
+            # whether this torch's TensorDataset fetches a batch at once (pytorch#172003 proposes it)
+            "tensor_dataset_getitems": hasattr(TensorDataset, "__getitems__"),
+            "calls": {"getitem_per_epoch": per_sample_calls,
                                                       "collate_sizes": collate_sizes,
                                                       "batch_sampler_getitem_per_epoch": batch_sampler_calls},
             "layout": layout, "stages": rows, "inside": inside, "steps": steps,
             "profile": {"top": entries[:10], "total_own": profile_total,
                         "function_calls": sum(e["calls"] for e in entries)}}
+
+
+@experiment(timing=True)
+def strided_source(n: int = 1000, columns: int = 16, rounds: int = 5, min_run_time: float = 0.3) -> dict:
+    """The layout the answer's "memory layout" meant: a source that is not contiguous.
+
+    The question's x is contiguous already; here it is the first column of a ``columns``-wide table of features
+    (x, x², then noise), a view whose values lie ``columns`` floats apart, as a column picked from a loaded table
+    is. DataLoader's full batch of it and TensorLoader's are inspected; the operators one training step runs on
+    each input are listed by ``torch.profiler`` (an extra copy to make the input contiguous would show there); and
+    a training step on the strided column is timed in alternation with one on DataLoader's batch, each from the
+    same initial weights, ``rounds`` rounds.
+    """
+    if columns < 2:
+        raise ValueError(f"columns must be >= 2 (one column of a one-column table is contiguous), got {columns}")
+    device = pick_device()
+    x, y = question_data(n, device)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)
+        noise = torch.randn(n, columns - 2)
+    table = torch.cat([x, x**2, noise.to(device)], dim=1)
+    column = table[:, :1]  # x again, as a strided view of the table
+    batch_x, batch_y = next(iter(DataLoader(TensorDataset(column, y), batch_size=n)))
+    view_x, _ = next(iter(TensorLoader(column, y, batch_size=n)))
+    layout = {
+        "column_contiguous": column.is_contiguous(), "column_stride": list(column.stride()),
+        "column_equals_x": torch.equal(column, x),
+        "batch_contiguous": batch_x.is_contiguous(), "batch_stride": list(batch_x.stride()),
+        "batch_equal": torch.equal(batch_x, column) and torch.equal(batch_y, y),
+        "batch_shares_memory": batch_x.data_ptr() == column.data_ptr(),
+        "tensorloader_contiguous": view_x.is_contiguous(), "tensorloader_stride": list(view_x.stride()),
+        "tensorloader_shares_memory": view_x.data_ptr() == column.data_ptr(),
+    }
+
+    def stepper(batch: list) -> Callable[[], torch.Tensor]:
+        model, optimizer = fresh_model(device)
+        return lambda: train_epoch(model, optimizer, batch)
+
+    step_fns = {"training step on the strided column": stepper([(column, y)]),
+                "training step on DataLoader's contiguous batch": stepper([(batch_x, batch_y)])}
+    operators = {"column": step_operators(stepper([(column, y)])),
+                 "batch": step_operators(stepper([(batch_x, batch_y)]))}
+    timings = interleaved(step_fns, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device)
+    return {"n": n, "columns": columns, "device": str(device), "layout": layout, "operators": operators,
+            "steps": [_timing_row(label, timings[label]) for label in step_fns]}
+
+
+def step_operators(step: Callable[[], Any]) -> dict[str, int]:
+    """The ATen operators one call of ``step`` runs (nested calls included), with how often each runs."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as profiled:
+        step()
+    counts: dict[str, int] = {}
+    for event in profiled.events():
+        if event.name.startswith("aten::"):
+            counts[event.name] = counts.get(event.name, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _profile_name(filename: str, line: int, function: str) -> str:
@@ -692,7 +753,7 @@ def pin_memory(megabytes: int = 64, matmul_size: int = 4096, steps: int = 8, n: 
         warnings.simplefilter("always")
         x_batch, _ = next(iter(DataLoader(TensorDataset(x, y), batch_size=n, pin_memory=True)))
     facts = {"device": str(device), "accelerator": str(accelerator) if accelerator else None,
-             "warnings": [str(w.message) for w in caught], "batch_is_pinned": x_batch.is_pinned(),
+             "torch": torch.__version__, "warnings": [str(w.message) for w in caught], "batch_is_pinned": x_batch.is_pinned(),
              "megabytes": megabytes, "matmul_size": matmul_size, "steps": steps}
     if device.type != "cuda":
         return {**facts, "rows": []}

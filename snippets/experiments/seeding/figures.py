@@ -18,7 +18,7 @@ def creation_order(result: Result) -> str:
 
 def loss_curves(result: Result) -> str:
     fixed, asked = result["fixed"], result["as_asked"]
-    epochs = range(1, result["epochs"] + 1)
+    epochs = result["curve_epochs"]
     fig, (left, right) = render.new_figure("pair", ncols=2)
     left.plot(epochs, asked["direct"], label="direct (as asked)")
     left.plot(epochs, asked["loader"], label="DataLoader (as asked)", linestyle="--")
@@ -77,3 +77,18 @@ def cuda_generators(result: Result) -> str:
              "**yes**" if row["cuda_advances"] else "no"] for row in result["cuda_rows"]]
     return render.table(["operation", "advances the CPU generator", "advances the CUDA generator"], rows,
                         align="lcc")
+
+
+def checkpoint_resume(result: Result) -> str:
+    """Each combination of restored random states (✓), and whether the resumed run ended where the
+    uninterrupted one did."""
+    states = result["states"]
+    rows = []
+    for variant in result["variants"]:
+        recipe = variant["restored"] == ["recipe"]
+        marks = ["✓" if recipe or name in variant["restored"] else "—" for name in states]
+        rows.append(["`restore_rng_states`" if recipe else "by hand", *marks,
+                     "yes" if variant["equal"] else "**no**", f"{variant['max_abs_diff']:.3g}"])
+    headers = {"torch": "torch's RNG state", "loader": "the loader's generator", "random": "Python's random"}
+    return render.table(["restored", *[headers[name] for name in states], "same weights as uninterrupted",
+                         "largest |Δ| in a weight"], rows, align="l" + "c" * len(states) + "cr")

@@ -18,6 +18,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset, random_split
 
 from snippets.lab import experiment, pick_device, progress
+from snippets.lab.timing import drawn_only
 from snippets.seeding import same_parameters, seeded
 
 from ..question import SimpleLinearModel, full_batch_loader, make_data, train_direct, train_loader
@@ -109,9 +110,32 @@ def training_equivalence(epochs: int = 2000) -> dict:
     max_diff = max(abs(a - b) for a, b in zip(fixed["direct"], fixed["loader"]))
     asked = runs["as_asked"]
     asked_unexplained = sum(a != b for a, b in zip(asked["loader"], asked["loader_start_direct"]))
-    return {"epochs": epochs, "x": x.squeeze(1).tolist(), "y": y.squeeze(1).tolist(), **runs,
+    compared = min(len(run[key]) for run in runs.values() for key in _CURVES)
+    # every epoch is compared above; the curves are kept at the epochs a figure can show (a recording stays small)
+    kept = curve_epochs(epochs)
+    for run in runs.values():
+        for key in _CURVES:
+            run[key] = [run[key][epoch - 1] for epoch in kept]
+        for key in ("pred_direct", "pred_loader"):  # drawn only: 6 figures are more than a figure shows
+            run[key] = drawn_only(run[key])
+    return {"epochs": epochs, "compared_epochs": compared, "curve_epochs": kept,
+            "x": drawn_only(x.squeeze(1).tolist()), "y": drawn_only(y.squeeze(1).tolist()), **runs,
             "differing_epochs": differing_epochs, "max_abs_diff": max_diff,
             "as_asked_unexplained_epochs": asked_unexplained}
+
+
+_CURVES = ("direct", "loader", "loader_start_direct")
+
+
+
+def curve_epochs(epochs: int, points: int = 120) -> list[int]:
+    """The epochs (from 1) at which a loss curve is kept: about ``points`` of them, spaced evenly and on a log
+    scale (the loss falls fastest at the start), the first and the last always among them."""
+    if epochs <= 2 * points:
+        return list(range(1, epochs + 1))
+    even = {1 + round(i * (epochs - 1) / (points - 1)) for i in range(points)}
+    logarithmic = {round(epochs ** (i / (points - 1))) for i in range(points)}
+    return sorted(even | logarithmic)
 
 
 def _rng_advance(operation: Callable[[], object]) -> tuple[bool, int | None]:
@@ -566,3 +590,196 @@ def cublas_workspace_config() -> dict:
         raises_without = isinstance(outcome, str) and _CUBLAS_CONFIG in outcome
     return {"torch": torch.__version__, "device": device.type, "documented": _cublas_config_documented(),
             "raises_without": raises_without}
+
+
+class _Augmented(torch.utils.data.Dataset):
+    """Sample ``i`` and one draw of augmentation noise from the torch stream of the process that loads it (a
+    random crop's offset, a flip): what a worker's augmentation gets."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> tuple[int, float]:
+        return index, float(torch.rand(()))
+
+
+@experiment()
+def ddp_seeds(n_samples: int = 64, world_size: int = 2, num_workers: int = 2, seed: int = 0) -> dict:
+    """A distributed run, rank by rank, each as its process would load its data: the same script on every rank
+    (``torch.manual_seed(seed)`` first), a ``DistributedSampler`` and worker processes. Compared: the workers'
+    augmentation draws across ranks, with no loader generator and with one seeded ``seed + rank``; and the
+    ranks' shards with one sampler seed on every rank and with a seed per rank."""
+    if world_size < 2 or num_workers < 1:
+        raise ValueError(f"world_size must be >= 2 and num_workers >= 1, got {world_size} and {num_workers}")
+    from torch.utils.data import DistributedSampler
+
+    dataset = _Augmented(n_samples)
+
+    def rank_run(rank: int, loader_seed: int | None, sampler_seed: int) -> tuple[list[int], list[float]]:
+        torch.manual_seed(seed)  # every rank runs the same script
+        sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=sampler_seed)
+        sampler.set_epoch(0)
+        generator = None if loader_seed is None else torch.Generator().manual_seed(loader_seed)
+        loader = DataLoader(dataset, batch_size=8, sampler=sampler, num_workers=num_workers, generator=generator)
+        indices: list[int] = []
+        draws: list[float] = []
+        for index, noise in loader:
+            indices += [int(i) for i in index]
+            draws += [float(v) for v in noise]
+        return indices, draws
+
+    def shards(runs: list[tuple[list[int], list[float]]]) -> dict:
+        counts: dict[int, int] = {}
+        for indices, _ in runs:
+            for index in set(indices):
+                counts[index] = counts.get(index, 0) + 1
+        return {"on_two_or_more_ranks": sum(1 for c in counts.values() if c > 1),
+                "on_no_rank": n_samples - len(counts)}
+
+    with torch.random.fork_rng(devices=[]):
+        alike = [rank_run(rank, None, seed) for rank in range(world_size)]
+        per_rank = [rank_run(rank, seed + rank, seed) for rank in range(world_size)]
+        sampler_per_rank = [rank_run(rank, seed + rank, seed + rank) for rank in range(world_size)]
+    return {"n_samples": n_samples, "world_size": world_size, "num_workers": num_workers,
+            "alike_draws_equal": all(run[1] == alike[0][1] for run in alike),
+            "alike_indices_differ": alike[0][0] != alike[1][0],
+            "per_rank_draws_equal": any(per_rank[a][1] == per_rank[b][1] for a in range(world_size)
+                                        for b in range(a + 1, world_size)),
+            "first_draws": [run[1][:3] for run in alike],
+            "one_seed": shards(per_rank), "seed_per_rank": shards(sampler_per_rank)}
+
+
+class _Jittered(torch.utils.data.Dataset):
+    """The sample with a little noise from Python's ``random``: an augmentation that draws from ``random``."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.x, self.y = x, y
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.x[index] + random.gauss(0.0, 0.01), self.y[index]
+
+
+RESUME_STATES = ("torch", "loader", "random")
+
+
+@experiment()
+def checkpoint_resume(n_samples: int = 256, batch_size: int = 32, epochs: int = 4, seed: int = 0) -> dict:
+    """A training run stopped after half its epochs and resumed from a checkpoint, against the same run
+    uninterrupted. Its randomness comes from three places: dropout (torch's global stream), the shuffled order
+    (the loader's generator) and a jitter from Python's ``random``. The resumed run is a fresh start of the same
+    script (everything seeded as at the start), then the checkpoint: the model and the optimizer always, and
+    each combination of the three random states (``RESUME_STATES``); with all three through the recipe's
+    ``rng_states``. And the order a ``DistributedSampler`` gives after ``set_epoch`` with the absolute epoch,
+    against counting epochs from 0 again."""
+    if epochs < 2:
+        raise ValueError(f"epochs must be >= 2 to stop half-way, got {epochs}")
+    from torch.utils.data import DistributedSampler
+
+    from snippets.seeding import restore_rng_states, rng_states
+
+    half = epochs // 2
+    x = torch.linspace(-3, 3, n_samples).unsqueeze(1)
+    y = torch.sin(x)
+    dataset = _Jittered(x, y)
+
+    def start() -> tuple[nn.Module, torch.optim.Optimizer, torch.Generator, DataLoader]:
+        torch.manual_seed(seed)  # the script's first lines, in the first run and in the resumed one
+        random.seed(seed)
+        generator = torch.Generator().manual_seed(seed)
+        model = nn.Sequential(nn.Linear(1, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 1))
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        return model, optimizer, generator, DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                                       generator=generator)
+
+    def train(model: nn.Module, optimizer: torch.optim.Optimizer, loader: DataLoader, count: int) -> None:
+        model.train()
+        for _ in range(count):
+            for xb, yb in loader:
+                optimizer.zero_grad()
+                nn.functional.mse_loss(model(xb), yb).backward()
+                optimizer.step()
+
+    with torch.random.fork_rng(devices=[]):
+        state = random.getstate()
+        try:
+            model, optimizer, generator, loader = start()
+            train(model, optimizer, loader, half)
+            checkpoint = {"model": copy.deepcopy(model.state_dict()),
+                          "optimizer": copy.deepcopy(optimizer.state_dict()),
+                          "torch": torch.get_rng_state(), "loader": generator.get_state(), "random": random.getstate(),
+                          "recipe": rng_states(generator)}
+            train(model, optimizer, loader, epochs - half)
+            uninterrupted = copy.deepcopy(model.state_dict())
+            variants = []
+            combinations = [tuple(name for i, name in enumerate(RESUME_STATES) if mask >> i & 1)
+                            for mask in range(2 ** len(RESUME_STATES))]
+            for restored in [*combinations, ("recipe",)]:
+                model, optimizer, generator, loader = start()
+                model.load_state_dict(checkpoint["model"])
+                # a fresh copy, as torch.load gives: the optimizer keeps the tensors it is given and updates them
+                optimizer.load_state_dict(copy.deepcopy(checkpoint["optimizer"]))
+                if "recipe" in restored:
+                    restore_rng_states(checkpoint["recipe"], generator)
+                if "torch" in restored:
+                    torch.set_rng_state(checkpoint["torch"])
+                if "loader" in restored:
+                    generator.set_state(checkpoint["loader"])
+                if "random" in restored:
+                    random.setstate(checkpoint["random"])
+                train(model, optimizer, loader, epochs - half)
+                resumed = model.state_dict()
+                equal = all(torch.equal(resumed[name], uninterrupted[name]) for name in uninterrupted)
+                variants.append({"restored": list(restored), "equal": equal,
+                                 "max_abs_diff": max(float((resumed[name] - uninterrupted[name]).abs().max())
+                                                     for name in uninterrupted)})
+        finally:
+            random.setstate(state)
+    sampler = DistributedSampler(dataset, num_replicas=1, rank=0, shuffle=True, seed=seed)
+    sampler.set_epoch(half)
+    absolute = list(sampler)
+    sampler.set_epoch(0)
+    from_zero = list(sampler)
+    return {"epochs": epochs, "stopped_after": half, "n_samples": n_samples, "states": list(RESUME_STATES),
+            "variants": variants, "sampler_epoch_order_differs": absolute != from_zero,
+            "sampler_first_indices": {"absolute": absolute[:5], "from_zero": from_zero[:5]}}
+
+
+@experiment()
+def compiled_randomness(n: int = 64, p: float = 0.5, seed: int = 0) -> dict:
+    """A dropout under ``torch.compile`` (Inductor, the default backend) against the same dropout run eagerly,
+    each right after ``torch.manual_seed(seed)``: the mask, and the global generator's state afterwards; with
+    Inductor's default random numbers and with ``torch._inductor.config.fallback_random = True``. Where Inductor
+    cannot compile here (no C++ compiler), nothing is compared and the error is kept."""
+    import torch._inductor.config as inductor_config
+
+    def dropout(x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.dropout(x, p, training=True)
+
+    x = torch.ones(n)
+    saved = inductor_config.fallback_random
+    outcome: dict = {"n": n, "p": p, "available": True, "error": None}
+    try:
+        with torch.random.fork_rng(devices=[]):
+            for name, fallback in (("default", False), ("fallback_random", True)):
+                torch._dynamo.reset()
+                inductor_config.fallback_random = fallback
+                compiled = torch.compile(dropout)
+                torch.manual_seed(seed)
+                eager_mask, eager_state = dropout(x) != 0, torch.get_rng_state()
+                torch.manual_seed(seed)
+                compiled_mask, compiled_state = compiled(x) != 0, torch.get_rng_state()
+                outcome[name] = {"same_mask": bool(torch.equal(eager_mask, compiled_mask)),
+                                 "same_state": bool(torch.equal(eager_state, compiled_state)),
+                                 "kept": int(compiled_mask.sum()), "kept_eager": int(eager_mask.sum())}
+    except Exception as error:  # noqa: BLE001 - no compiler, or a backend that cannot run here: said on the page
+        outcome.update(available=False, error=f"{type(error).__name__}: {str(error).splitlines()[0][:300]}")
+    finally:
+        inductor_config.fallback_random = saved
+        torch._dynamo.reset()
+    return outcome

@@ -39,31 +39,6 @@ def short_last_batch_is_a_step(result: Result) -> tuple[bool, dict]:
              "last_batch": keep["last_batch"]})
 
 
-@check("the batch-512 run takes epochs × len(loader) optimizer steps, which is not the answer's count")
-def batch_512_steps_exact(result: Result) -> tuple[bool, dict]:
-    q, epochs = result["question"], result["epochs"]
-    per_epoch = _batch_row(result, 512)["keep"]["len_loader"]
-    return (q["steps_512"] == epochs * per_epoch != q["answer_total"],
-            {"epochs": epochs, "steps": q["steps_512"], "answer_total": q["answer_total"]})
-
-
-@check("the full batch takes as many steps in the question's long run as batch 512 in its short one, and "
-       "epochs_for_steps gives back the long run's epochs")
-def full_batch_long_run_matches_steps(result: Result) -> tuple[bool, dict]:
-    q = result["question"]
-    return (q["steps_full_400"] == q["steps_512"] and q["epochs_full_to_match"] == result["full_epochs"],
-            {"epochs": result["epochs"], "full_epochs": result["full_epochs"], "steps_full_short": q["steps_full_20"],
-             "steps_full_long": q["steps_full_400"], "steps_512": q["steps_512"]})
-
-
-@check("the question's batch-512 run prints no line, and its full-batch run prints at least one")
-def batch_512_run_prints_nothing(result: Result) -> tuple[bool, dict]:
-    q = result["question"]
-    return (q["printed_lines_512"] == 0 and q["printed_lines_full"] > 0,
-            {"print_every": result["print_every"], "epochs": result["epochs"],
-             "printed_512": q["printed_lines_512"], "printed_full": q["printed_lines_full"]})
-
-
 # ---- 2. curves -------------------------------------------------------------------------------------------------
 
 
@@ -538,3 +513,18 @@ def batchnorm_last_batch_raises(result: Result) -> tuple[bool, dict]:
             {"n_samples": result["n_samples"], "batch_size": result["batch_size"], "last_batch": result["last_batch"],
              "error": keep["error"]["type"] if keep["error"] else None, "steps_kept": keep["steps"],
              "steps_dropped": drop["steps"]})
+
+
+@check("with GradScaler skipping the overflowing steps, a scheduler stepped every iteration counts every iteration, "
+       "more than the optimizer steps taken, and torch warns of the order when the first step is skipped; stepped "
+       "only when scaler_stepped says the optimizer did, it counts exactly the steps taken")
+def gradscaler_schedule_runs_ahead(result: Result) -> tuple[bool, dict]:
+    plain, guarded, iterations = result["plain"], result["guarded"], result["iterations"]
+    skipped = len(result["overflow_at"])
+    warned = bool(plain["warnings"])
+    holds = (plain["scheduler_steps"] == iterations and plain["optimizer_steps"] == iterations - skipped
+             and guarded["optimizer_steps"] == guarded["scheduler_steps"] == plain["optimizer_steps"]
+             and warned == (0 in result["overflow_at"]) and not guarded["warnings"])
+    return holds, {"iterations": iterations, "skipped": iterations - plain["optimizer_steps"],
+                   "taken": plain["optimizer_steps"], "scheduler_steps": plain["scheduler_steps"],
+                   "guarded_scheduler_steps": guarded["scheduler_steps"], "warned": warned}

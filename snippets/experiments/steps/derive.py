@@ -141,3 +141,14 @@ def spread_at_last_step(result: Result | dict) -> dict:
         return True, {"steps": last, "spread_pct": 100 * (max(at.values()) / min(at.values()) - 1)}
 
     return across_starts(result, one)[1]
+
+
+def question_arithmetic(result: Result) -> dict:
+    """The question's step counts, as arithmetic on its constants (N, the batch sizes, the epochs, the print
+    interval): what ``step_arithmetic`` computes beside the counts a real DataLoader gives (``counts_agree`` checks
+    those). Nothing here is measured, so nothing here is a checked claim."""
+    q = result["question"]
+    return {"epochs": result["epochs"], "full_epochs": result["full_epochs"], "print_every": result["print_every"],
+            "steps": q["steps_512"], "answer_total": q["answer_total"], "steps_full_short": q["steps_full_20"],
+            "steps_full_long": q["steps_full_400"], "printed_512": q["printed_lines_512"],
+            "printed_full": q["printed_lines_full"]}

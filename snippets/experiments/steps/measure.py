@@ -22,8 +22,8 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from snippets.lab import experiment, pick_device, progress
-from snippets.lab.timing import interleaved
-from snippets.step_budget import epochs_for_steps, steps_per_epoch, total_steps
+from snippets.lab.timing import drawn_only, interleaved
+from snippets.step_budget import epochs_for_steps, scaler_stepped, steps_per_epoch, total_steps
 
 from .question import LR, N_SAMPLES, SEED, Net, initial_states, make_data
 
@@ -177,6 +177,7 @@ def step_arithmetic(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (
 # 2. Curves: loss against epochs, steps, samples and wall-clock
 
 
+
 @experiment(timing=True, fresh_processes=False)  # its times are drawn, never compared with an interval
 def curves(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 2048, 10_000), epochs: int = 20,
            min_steps: int = 400, orders: tuple[str, ...] = ("sequential", "shuffled"), lr: float = LR,
@@ -208,7 +209,7 @@ def curves(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 
         runs.append({"order": order, "batch_size": batch_size, "steps_per_epoch": per_epoch, "epochs": run_epochs,
                      "shared": False, "records": out["records"], "steps": out["steps"],
                      "samples": out["samples"], "seconds": out["seconds"], "epoch_seconds": out["epoch_seconds"],
-                     "predictions": out["predictions"]})
+                     "predictions": {step: drawn_only(values) for step, values in out["predictions"].items()}})
     _share_full_batch(runs, orders, n_samples)
     others = []
     for weights_seed, shuffling_seed in progress(other_starts, "steps: curves from other starts"):
@@ -225,7 +226,7 @@ def curves(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 
         _share_full_batch(start_runs, orders, n_samples)
         others.append({"seed": weights_seed, "shuffle_seed": shuffling_seed, "runs": start_runs})
     with torch.no_grad():
-        fit_x = x[predict_index].squeeze(1).tolist()
+        fit_x = drawn_only(x[predict_index].squeeze(1).tolist())
     return {"n_samples": n_samples, "epochs": epochs, "min_steps": min_steps, "orders": list(orders),
             "batch_sizes": list(batch_sizes), "equal_steps": list(equal_steps), "lr": lr, "runs": runs,
             "seed": seed, "shuffle_seed": shuffle_seed, "others": others, "fit_x": fit_x, "device": str(device)}
@@ -868,3 +869,47 @@ def batchnorm_last_batch(n_samples: int = 1025, batch_size: int = 512, seed: int
         outcome["drop_last" if drop_last else "keep"] = {"batch_sizes": sizes, "error": error,
                                                           "steps": len(sizes) - (error is not None)}
     return {"n_samples": n_samples, "batch_size": batch_size, "last_batch": n_samples % batch_size, **outcome}
+
+
+@experiment()
+def gradscaler_skips(steps: int = 40, overflow_at: tuple[int, ...] = (0, 7, 19), seed: int = 0) -> dict:
+    """A mixed-precision loop with ``torch.amp.GradScaler`` and a step-based scheduler: the loss overflows at the
+    steps in ``overflow_at`` (a non-finite gradient, as float16 gives; made here by scaling the loss to inf), so
+    the scaler skips those optimizer steps. Counted: loop iterations, optimizer steps taken (the weights moved),
+    the scheduler's steps and its learning rate at the end; then the same loop stepping the scheduler only when
+    ``scaler_stepped`` says the optimizer did. On the CPU, where the scaler works as on CUDA."""
+    if steps < 1 or any(not 0 <= s < steps for s in overflow_at):
+        raise ValueError(f"steps must be >= 1 and overflow_at within range(steps), got {steps} and {overflow_at}")
+    import warnings
+
+    x = torch.linspace(-math.pi, math.pi, 256).unsqueeze(1)
+    y = torch.sin(x)
+
+    def loop(guarded: bool) -> dict:
+        torch.manual_seed(seed)
+        model = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - step / steps)
+        scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 10)
+        taken = 0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for step in range(steps):
+                optimizer.zero_grad()
+                loss = F.mse_loss(model(x), y)
+                if step in overflow_at:
+                    loss = loss * float("inf")
+                before = [p.detach().clone() for p in model.parameters()]
+                scale = scaler.get_scale()
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+                taken += any(not torch.equal(b, p) for b, p in zip(before, model.parameters()))
+                if not guarded or scaler_stepped(scale, scaler.get_scale()):
+                    scheduler.step()
+        return {"optimizer_steps": taken, "scheduler_steps": scheduler.last_epoch,
+                "final_lr_factor": optimizer.param_groups[0]["lr"] / 0.1,
+                "warnings": sorted({str(w.message).split(".")[0] for w in caught
+                                    if "lr_scheduler" in str(w.message)})}
+
+    return {"iterations": steps, "overflow_at": list(overflow_at), "plain": loop(False), "guarded": loop(True)}

@@ -1,0 +1,245 @@
+"""Torch releases side by side (snippets.lab.versions, machines.releases): synthetic recordings of one machine made
+with several torch releases, a claim that holds on some and fails on others, a release that did not record it, a
+stale recording."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from snippets.lab import cache, context, machines, say, store, versions
+from tests.test_lab_machines import HERE, THERE, _record, lab, ratio_check  # noqa: F401 - fixtures
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def _release(torch: str) -> dict:
+    return {**HERE, "torch": torch}
+
+
+def _tip(text: str) -> str:
+    return text.split('class="pitfalls-claim__tip"', 1)[1]
+
+
+def test_release_numbers_sort_as_numbers_not_as_text():
+    assert machines.release("2.13.0+cpu") == (2, 13, 0) > machines.release("2.9.1") > machines.release("2.3.1")
+    assert machines.short_release("2.15.0+cu132") == "2.15.0" and machines.release("nightly") == ()
+
+
+def test_a_machine_recorded_with_other_releases_is_one_machine_with_releases(lab, monkeypatch):
+    _record(monkeypatch, lab, "here-torch2.3.1", _release("2.3.1"))
+    _record(monkeypatch, lab, "here-torch2.9.1", _release("2.9.1"))
+    _record(monkeypatch, lab, "there-torch2.3.1", {**THERE, "torch": "2.3.1"})
+    _record(monkeypatch, lab, "there", THERE)  # this build's torch (2.13.0) on the other machine
+    _record(monkeypatch, lab, "here", HERE)  # this build's fingerprint: never shown as another release
+    assert [rec.label for rec in machines.releases()] == ["here-torch2.3.1", "here-torch2.9.1"]
+    # one tab per other machine: of its releases, the one with this build's torch
+    assert [rec.label for rec in machines.others()] == ["there"]
+    assert machines.hardware(_release("2.3.1")) == machines.hardware(HERE) != machines.hardware(THERE)
+
+
+def test_a_claims_tip_gives_its_verdict_on_every_release_this_build_among_them(lab, monkeypatch, ratio_check):
+    _record(monkeypatch, lab, "here-torch2.3.1", _release("2.3.1"), n=5)
+    _fails("here-torch2.3.1")
+    _record(monkeypatch, lab, "here-torch2.9.1", _release("2.9.1"), n=5)
+    text = say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
+    assert "By torch release on this machine: 2.3.1 ✗ ratio = 2; 2.9.1 ✓; 2.13.0 ✓ (this build)." in _tip(text)
+    assert "pitfalls-claim--fails-elsewhere" in text.split("</span>", 1)[0]  # its ✓ says "here"
+    assert "Recorded machines" not in _tip(text), "releases of this machine are not other machines"
+
+
+def test_without_other_releases_a_claims_tip_has_no_release_strip(lab, monkeypatch, ratio_check):
+    _record(monkeypatch, lab, "there", THERE, n=5)
+    text = say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
+    assert "By torch release" not in text and "Recorded machines: holds on there." in _tip(text)
+
+
+def _edit(label: str, **changes) -> None:
+    """Change ``label``'s recording of machpage.speed: its value's fields (``ratio=2``), or its code digest
+    (``source=…``: recorded with other code, stale)."""
+    entry = next((machines.results_dir() / label / "machpage.speed").iterdir())
+    value = json.loads(entry.read_text())
+    for key, new in changes.items():
+        (value if key == "source" else value["value"])[key] = new
+    entry.write_text(json.dumps(value))
+    store.forget()
+
+
+def _stale(label: str) -> None:
+    _edit(label, source="0" * 64)
+
+
+def _fails(label: str) -> None:
+    _edit(label, ratio=2.0)
+
+
+def test_the_matrix_shows_holds_fails_missing_and_stale_and_names_the_first_release_that_changed(
+        lab, monkeypatch, ratio_check, build):
+    for torch in ("2.3.1", "2.6.0", "2.9.1", "2.12.1"):
+        _record(monkeypatch, lab, f"here-torch{torch}", _release(torch), n=5)
+    _fails("here-torch2.3.1")
+    _fails("here-torch2.6.0")
+    _stale("here-torch2.12.1")
+    build.page = "loader-overhead.md"
+    say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
+    build.page = "index.md"
+    say(ratio_check(cache.run(lab.speed, n=5)), "Again, {ratio:.0f}")  # the same claim: one row, two pages
+    html = versions.matrix(build.said)
+    assert html.count("<tr>") == 1 and html.count('<tr data-check="') == 1, "a header row and one claim"
+    headers = re.findall(r'<th scope="col">(.*?)</th>', html)
+    assert headers[1:5] == ["2.3.1", "2.6.0", "2.9.1", "2.12.1"] and headers[5].startswith("2.13.0<br>")
+    cells = re.findall(r'<td class="pitfalls-version-matrix__(\w+)" title="([^"]*)">([^<]*)</td>', html)
+    assert [(status, shown) for status, _, shown in cells] == [
+        ("fails", "✗ ratio = 2"), ("fails", "✗ ratio = 2"), ("holds", "✓"), ("unknown", "—"), ("holds", "✓")]
+    assert "older version of this experiment" in cells[3][1], "a stale recording says why in the cell's tip"
+    assert "<td>holds from 2.9.1 (fails on 2.6.0)</td>" in html
+    assert '<a href="../loader-overhead/">DataLoader overhead</a> <a href="../">Home</a>' in html
+    assert "1 of 1 claims change between the recorded releases." in html
+
+
+def test_a_release_that_did_not_record_the_experiment_is_not_checked_there(lab, monkeypatch, ratio_check, build):
+    _record(monkeypatch, lab, "here-torch2.3.1", _release("2.3.1"), n=5)
+    _record(monkeypatch, lab, "here-torch2.6.0", _release("2.6.0"), n=7)  # recorded n=7 only, not n=5
+    say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
+    html = versions.matrix(build.said)
+    cells = re.findall(r'<td class="pitfalls-version-matrix__(\w+)" title="([^"]*)">([^<]*)</td>', html)
+    assert [shown for _, _, shown in cells] == ["✓", "—", "✓"]
+    assert cells[1][1] == "not recorded on here-torch2.6.0"
+    assert "<td>—</td>" in html and "0 of 1 claims change" in html, "a missing release is not a change"
+
+
+def test_first_change_names_the_release_before_and_the_first_with_the_new_value():
+    assert versions.first_change([("2.3.1", True), ("2.6.0", True), ("2.9.1", False), ("2.13.0", False)]) == (
+        "2.6.0", True, "2.9.1", False)
+    assert versions.first_change([("2.3.1", 1), ("2.13.0", 1)]) is None
+    assert versions.first_change([]) is None
+
+
+def test_the_facts_table_shows_each_release_a_missing_one_and_the_first_change(lab, monkeypatch):
+    for torch in ("2.3.1", "2.9.1", "2.6.0"):
+        _record(monkeypatch, lab, f"here-torch{torch}", _release(torch), n=5)
+    _fails("here-torch2.3.1")
+    _stale("here-torch2.6.0")
+    text = versions.facts_table([("ratio above 3", cache.run(lab.speed, n=5), lambda r: r["ratio"] > 3)])
+    lines = text.strip().splitlines()
+    assert lines[0] == "| measured | 2.3.1 | 2.6.0 | 2.9.1 | 2.13.0 | first release with a new value |"
+    assert lines[2] == "| ratio above 3 | no | — | yes | yes | 2.9.1 |"
+
+
+def test_the_matrix_takes_the_markers_place_on_the_versions_page_only(build):
+    page = f"<main><h2>Every claim</h2>{versions.placeholder()}</main>"
+    assert versions.MARKER not in versions.filled(page) and "No claim was said in this build." in versions.filled(page)
+    assert versions.filled("<main>no marker</main>") == "<main>no marker</main>"
+
+
+def test_the_releases_table_lists_this_build_and_every_release_oldest_first(lab, monkeypatch):
+    _record(monkeypatch, lab, "here-torch2.9.1", _release("2.9.1"))
+    _record(monkeypatch, lab, "here-torch2.3.1", _release("2.3.1"))
+    rows = [line for line in versions.table().splitlines()[2:]]
+    assert [row.split("|")[1].strip() for row in rows] == ["`2.3.1`", "`2.9.1`", "`2.13.0`"]
+    assert "this build" in rows[2] and "`here-torch2.3.1`" in rows[0] and "2 current, 0 stale" in rows[0]
+
+
+# ---- prose that depends on the version follows the release that measured it ---------------------------------
+
+def _block(page: str, block_id: str) -> str:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    found = re.search(rf'```python exec="1" id="{block_id}"\n(.*?)\n```', text, re.S)
+    assert found, f"no block {block_id} in docs/{page}"
+    return found.group(1)
+
+
+def _run_block(page: str, block_id: str, value: dict, monkeypatch, capsys) -> str:
+    import snippets.lab
+
+    fake = cache.Result(value, "loader.pin_memory", {}, dict(HERE), "2026-12-02T00:00:00+00:00", 0.1, True)
+    monkeypatch.setattr(snippets.lab, "run", lambda exp, **params: fake)
+    monkeypatch.setattr(snippets.lab, "code_panel", lambda *args, **kwargs: "")
+    exec(compile(_block(page, block_id), f"docs/{page}:{block_id}", "exec"), {})
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("page", ["loader-overhead.md", "zh/loader-overhead.md"])
+def test_the_pin_memory_sentence_follows_the_torch_that_measured_it(page, monkeypatch, capsys, build):
+    facts = {"device": "cpu", "accelerator": None, "rows": [], "batch_is_pinned": False}
+    old = _run_block(page, "loader-pin-memory", {**facts, "torch": "2.3.1", "warnings": []}, monkeypatch, capsys)
+    said = "'pin_memory' argument is set as true but no accelerator is found"
+    new = _run_block(page, "loader-pin-memory", {**facts, "torch": "2.13.0+cpu",
+                                                 "warnings": ["some deprecation", said]}, monkeypatch, capsys)
+    assert "2.3.1" in old and "no accelerator is found" not in old
+    assert "some deprecation" not in new, "only pin_memory's own warning is quoted"
+    assert ("gave no warning" in old) if page == "loader-overhead.md" else ("没有给出警告" in old)
+    assert said in new and "2.13.0" not in new
+
+
+# ---- the releases the project claims ------------------------------------------------------------------------------
+
+ROOT = DOCS.parent
+
+
+def _torch_requirement() -> str:
+    import tomllib
+
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    return next(dep for dep in dependencies if re.match(r"torch\b", dep)).removeprefix("torch")
+
+
+def test_a_fresh_install_takes_the_newest_torch_and_the_oldest_recorded_release_is_the_lower_bound():
+    """Without TORCH_SPEC, `make setup` installs pyproject's requirement, unbounded above: the newest release.
+    Its lower bound is a release this repository recorded (it builds every page there)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    default = re.search(r"^TORCH_SPEC \?= (.+)$", makefile, re.M).group(1).strip()
+    wanted = SpecifierSet(_torch_requirement())
+    assert SpecifierSet(default.removeprefix("torch")) == wanted
+    assert all(spec.operator in (">=", ">") for spec in wanted), f"no upper bound: {wanted}"
+    recorded = sorted(Version(machines.short_release(json.loads(path.read_text())["fingerprint"]["torch"]))
+                      for path in (ROOT / "results").glob("*/manifest.json"))
+    assert recorded and all(version in wanted for version in recorded)
+    lower = Version(next(iter(wanted)).version)
+    assert (recorded[0].major, recorded[0].minor) == (lower.major, lower.minor), (
+        f"the oldest recorded release ({recorded[0]}) is not the project's lower bound ({lower})")
+
+
+def test_the_cublas_sentence_names_the_first_recorded_release_without_the_requirement(
+        tmp_path, monkeypatch, private_cache, capsys, build):
+    """The seeding page's cuBLAS paragraph says, from the recordings, which recorded release is the last to ask for
+    CUBLAS_WORKSPACE_CONFIG and which the first that does not."""
+    from snippets.experiments.seeding import measure as seeding
+    from tests.test_lab_machines import CLEAN, _as_machine
+
+    monkeypatch.setenv("PITFALLS_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.delenv("FROZEN", raising=False)
+    monkeypatch.setattr(machines, "tree_state", lambda: CLEAN)
+
+    def record(torch: str, documented: bool) -> None:
+        _as_machine(monkeypatch, _release(torch))
+        monkeypatch.setattr(seeding, "_cublas_config_documented", lambda: documented)
+
+        def run_pages(staging, env):
+            monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
+            with context.using():
+                cache.run(seeding.cublas_workspace_config)
+            monkeypatch.delenv("PITFALLS_RECORD")
+
+        machines.record(f"here-torch{torch}", build=run_pages)
+        store.forget()
+
+    record("2.3.1", True)
+    record("2.9.1", True)
+    record("2.12.1", False)
+    _as_machine(monkeypatch, HERE)
+    monkeypatch.setattr(seeding, "_cublas_config_documented", lambda: False)
+    import snippets.lab
+
+    monkeypatch.setattr(snippets.lab, "code_panel", lambda *args, **kwargs: "")
+    for page, expected in (("seeding-order.md", "2.9.1 is the last that asks for it and 2.12.1 the first that does not"),
+                           ("zh/seeding-order.md", "2.9.1 是最后一个要求设置它的版本，2.12.1 是第一个不再要求的版本")):
+        build.language = "zh" if page.startswith("zh/") else "en"
+        exec(compile(_block(page, "seeding-cublas"), page, "exec"), {})
+        assert expected in capsys.readouterr().out
