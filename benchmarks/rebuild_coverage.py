@@ -7,7 +7,13 @@ beside a number, is left out, and a quantity quoted in several places counts onc
 inside the first build's printed intervals, how many of the first build's lie inside the second's, and how many
 intervals overlap. Target on a quiet machine: at least 95% both ways.
 
-    python benchmarks/rebuild_coverage.py [--target 0.95]
+Values are paired by what precedes them on the page (the words before the number, its row's label and the cells
+to its left, digits masked) and by how often that context has come before, not by position alone: a note or a
+noise warning printed in one build only then shifts nothing, and a value found in one build only is reported, not
+paired with a stranger.
+
+    python benchmarks/rebuild_coverage.py [--target 0.95] [--keep DIR]
+    python benchmarks/rebuild_coverage.py --sites FIRST SECOND     (pair two builds made before, building nothing)
 """
 
 from __future__ import annotations
@@ -39,20 +45,42 @@ def _build(copy: Path, site: Path) -> float:
     return time.monotonic() - start
 
 
-def values(html: str) -> list[tuple[float, float, float]]:
-    """Every value the page prints with its interval, in page order: the noise warnings (which repeat them) and
-    what another host of the same kind measured are left out."""
-    html = re.sub(r'<div class="admonition warning">.*?</div>', "", html, flags=re.S)
+CONTEXT = 60  # characters of the page's text before a value that name it
+
+
+def values(html: str) -> list[tuple[str, tuple[float, float, float]]]:
+    """Every value the page prints with its interval, in page order, each with its key: the text before it in its
+    block (digits masked, at most ``CONTEXT`` characters) and that text's count so far. The noise warnings (which repeat values) and what another host of the
+    same kind measured are left out."""
+    html = re.sub(r'<div class="admonition warning">(?:(?!<div\b).)*?</div>', "", html, flags=re.S)
     html = re.sub(r'<span class="pitfalls-same-kind"[^>]*>.*?</span></span>', "", html, flags=re.S)
     html = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
-    text = re.sub(r"<[^>]+>", "", html)
-    return [tuple(float(x.replace(",", "")) for x in match) for match in RATIO.findall(text)]
+    # a block (paragraph, list item, table row, heading) starts a context afresh; a row's cells share one
+    html = re.sub(r"</?(?:p|li|tr|h[1-6]|div|table|details|summary|figure|figcaption|dt|dd|blockquote)\b[^>]*>",
+                  " \N{PILCROW SIGN} ", html)
+    text = " ".join(re.sub(r"<[^>]+>", " ", html).split())
+    seen: dict[str, int] = {}
+    found = []
+    for match in RATIO.finditer(text):
+        block = text[:match.start()].rsplit("\N{PILCROW SIGN}", 1)[-1]
+        before = re.sub(r"\d[\d.,]*", "#", block)[-CONTEXT:]
+        seen[before] = seen.get(before, 0) + 1
+        found.append((f"{before}#{seen[before]}", tuple(float(x.replace(",", "")) for x in match.groups())))
+    return found
 
 
-def coverage(first: list[tuple], second: list[tuple]) -> dict:
-    """Of the pairs (in order): the second's value inside the first's interval, the reverse, and overlaps. A
-    quantity quoted in several places (a summary repeating a table's number) counts once."""
-    pairs = list(dict.fromkeys(zip(first, second)))
+def pair(first: list[tuple[str, tuple]], second: list[tuple[str, tuple]]) -> tuple[list[tuple], int, int]:
+    """The values both builds print under the same key, as (first's, second's), in the first build's order; and
+    how many of each build's values the other has no counterpart for."""
+    theirs = dict(second)
+    pairs = [(value, theirs[key]) for key, value in first if key in theirs]
+    return pairs, len(first) - len(pairs), len(second) - len(pairs)
+
+
+def coverage(pairs: list[tuple]) -> dict:
+    """Of the pairs: the second's value inside the first's interval, the reverse, and overlaps. A quantity quoted
+    in several places (a summary repeating a table's number) counts once."""
+    pairs = list(dict.fromkeys(pairs))
     inside = sum(a[1] <= b[0] <= a[2] for a, b in pairs)
     back = sum(b[1] <= a[0] <= b[2] for a, b in pairs)
     overlap = sum(not (a[2] < b[1] or b[2] < a[1]) for a, b in pairs)
@@ -67,23 +95,33 @@ def _share(count: int, total: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", type=float, default=0.95)
+    parser.add_argument("--keep", type=Path, help="keep the two built sites in DIR/first and DIR/second")
+    parser.add_argument("--sites", type=Path, nargs=2, metavar=("FIRST", "SECOND"),
+                        help="pair two sites built before instead of building")
     args = parser.parse_args()
+    seconds = None
     with tempfile.TemporaryDirectory(prefix="pitfalls-coverage-") as tmp:
-        copy = project_copy(Path(tmp))
-        seconds = [_build(copy, copy / "first"), _build(copy, copy / "second")]
+        if args.sites:
+            sites = args.sites
+        else:
+            copy = project_copy(Path(tmp))
+            sites = [args.keep / "first", args.keep / "second"] if args.keep else [copy / "first", copy / "second"]
+            seconds = [_build(copy, site) for site in sites]
         rows, total = [], {"pairs": 0, "inside": 0, "back": 0, "overlap": 0, "outside": []}
         for page in PAGES:
-            first = values((copy / "first" / page).read_text(encoding="utf-8"))
-            second = values((copy / "second" / page).read_text(encoding="utf-8"))
-            if len(first) != len(second):
-                print(f"{page}: {len(first)} values in the first build, {len(second)} in the second: paired in order "
-                      "up to the shorter")
-            found = coverage(first, second)
+            first, second = (values((site / page).read_text(encoding="utf-8")) for site in sites)
+            pairs, only_first, only_second = pair(first, second)
+            if only_first or only_second:
+                print(f"{page}: {only_first} of the first build's {len(first)} values and {only_second} of the "
+                      f"second's {len(second)} have no counterpart in the other build (a note printed in one only)")
+            found = coverage(pairs)
             rows.append((page, found))
             for key in ("pairs", "inside", "back", "overlap"):
                 total[key] += found[key]
             total["outside"] += [(page, a, b) for a, b in found["outside"]]
-    print(f"Builds: {seconds[0]:.0f} s and {seconds[1]:.0f} s (REFRESH=timing, English)\n")
+    if seconds:
+        print(f"Builds: {seconds[0]:.0f} s and {seconds[1]:.0f} s (REFRESH=timing, English)")
+    print()
     print("| page | values paired | second inside first's interval | first inside second's | intervals overlap |")
     print("|---|---:|---:|---:|---:|")
     for page, found in rows + [("**all**", total)]:

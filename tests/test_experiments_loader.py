@@ -457,7 +457,7 @@ def test_another_host_of_the_same_kind_that_measured_something_else_is_named_bes
     line = next(line for line in text.splitlines() if line.startswith("| DataLoader |"))
     said = line.split('<span class="pitfalls-same-kind" title="twin-host">', 1)
     assert "8.00× (8.00–8.00)" in said[0], "this build's own value comes first"
-    assert len(said) == 2 and "another host of this kind, recorded 2026-11-30: " in said[1]
+    assert len(said) == 2 and "another machine of the same type, measured 2026-11-30: " in said[1]
     assert "twin-host" not in said[1].split(">", 1)[1], "the prose itself names no recorded machine"
     assert "12.00× (12.00–12.00)" in said[1]
     assert "another host" not in next(line for line in text.splitlines() if line.startswith("| TensorLoader |")), \
