@@ -7,8 +7,8 @@ beside a number, is left out, and a quantity quoted in several places counts onc
 inside the first build's printed intervals, how many of the first build's lie inside the second's, and how many
 intervals overlap. Target on a quiet machine: at least 95% both ways.
 
-Values are paired by what precedes them on the page (the words before the number, its row's label and the cells
-to its left, digits masked) and by how often that context has come before, not by position alone: a note or a
+Values are paired by what precedes them on the page (its section's heading, the words before the number, its row's
+label and the cells to its left, with numbers, units and intervals masked) and by how often that context has come before, not by position alone: a note or a
 noise warning printed in one build only then shifts nothing, and a value found in one build only is reported, not
 paired with a stranger.
 
@@ -48,13 +48,24 @@ def _build(copy: Path, site: Path) -> float:
 CONTEXT = 60  # characters of the page's text before a value that name it
 
 
+def _masked(text: str) -> str:
+    """``text`` without what a build measured: intervals and their notes dropped, times, shares, ratios and rates
+    ``#``, and every decimal (a rate in a table's cell). Whole numbers (a table's sizes, a run's epochs) stay: they
+    tell rows apart."""
+    text = re.sub(r"\([^()]*\)", "", text)
+    text = re.sub(r"-?\d[\d,]*\.\d+(?:\s*(?:ns|µs|ms|s|%|×|[kMG]B/s)(?![\w/]))?", "#", text)
+    return " ".join(re.sub(r"-?\d[\d,]*\s*(?:ns|µs|ms|s|%|×|[kMG]B/s)(?![\w/])", "#", text).split())
+
+
 def values(html: str) -> list[tuple[str, tuple[float, float, float]]]:
-    """Every value the page prints with its interval, in page order, each with its key: the text before it in its
-    block (digits masked, at most ``CONTEXT`` characters) and that text's count so far. The noise warnings (which repeat values) and what another host of the
-    same kind measured are left out."""
+    """Every value the page prints with its interval, in page order, each with its key: the heading of its
+    section, the text before it in its block (both ``_masked``, at most ``CONTEXT`` characters) and how often
+    that has come before. The noise warnings (which repeat values) and what another host of the same kind
+    measured are left out."""
     html = re.sub(r'<div class="admonition warning">(?:(?!<div\b).)*?</div>', "", html, flags=re.S)
     html = re.sub(r'<span class="pitfalls-same-kind"[^>]*>.*?</span></span>', "", html, flags=re.S)
     html = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
+    html = re.sub(r"<h[1-6]\b[^>]*>", " \N{SECTION SIGN} ", html)
     # a block (paragraph, list item, table row, heading) starts a context afresh; a row's cells share one
     html = re.sub(r"</?(?:p|li|tr|h[1-6]|div|table|details|summary|figure|figcaption|dt|dd|blockquote)\b[^>]*>",
                   " \N{PILCROW SIGN} ", html)
@@ -62,10 +73,12 @@ def values(html: str) -> list[tuple[str, tuple[float, float, float]]]:
     seen: dict[str, int] = {}
     found = []
     for match in RATIO.finditer(text):
-        block = text[:match.start()].rsplit("\N{PILCROW SIGN}", 1)[-1]
-        before = re.sub(r"\d[\d.,]*", "#", block)[-CONTEXT:]
-        seen[before] = seen.get(before, 0) + 1
-        found.append((f"{before}#{seen[before]}", tuple(float(x.replace(",", "")) for x in match.groups())))
+        head = text[:match.start()]
+        section = _masked(head.rsplit("\N{SECTION SIGN}", 1)[-1].split("\N{PILCROW SIGN}", 1)[0]) \
+            if "\N{SECTION SIGN}" in head else ""
+        key = f"{section} | {_masked(head.rsplit(chr(0xB6), 1)[-1])[-CONTEXT:]}"
+        seen[key] = seen.get(key, 0) + 1
+        found.append((f"{key} #{seen[key]}", tuple(float(x.replace(",", "")) for x in match.groups())))
     return found
 
 

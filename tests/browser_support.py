@@ -202,4 +202,5 @@ def broken_links(site: Path) -> list[str]:
 
 def slug(page: str) -> str:
     """A file-name-safe name for a page (``home`` for the site root)."""
-    return PurePosixPath(page).as_posix().strip("/").replace("/", "__") or "home"
+    name = PurePosixPath(page).as_posix().strip("/").replace("/", "__")
+    return "home" if name in ("", ".") else name  # PurePosixPath("") is "."

@@ -36,3 +36,12 @@ def test_noise_warnings_and_same_type_notes_are_left_out():
             '<span>11.8× (11.1–12.3)</span></span></p>'
             '<div class="admonition warning"><p>noisy: 5.0× (1.0–9.0)</p></div><p>2.0% (1.0–3.0)</p>')
     assert [value for _, value in rc.values(html)] == [(8.0, 7.0, 9.0), (2.0, 1.0, 3.0)]
+
+
+def test_rows_told_apart_by_their_sizes_pair_row_for_row_when_one_build_lacks_a_row():
+    row = "<tr><td>{size} MB</td><td>DataLoader, shuffle=True</td><td>{rate} GB/s</td><td>{v}% ({lo}–{hi})</td></tr>"
+    first = rc.values("<h2>Bandwidth</h2><table>" + row.format(size=1, rate=1.40, v=44, lo=38, hi=51)
+                      + row.format(size=64, rate=2.29, v=75, lo=69, hi=81) + "</table>")
+    second = rc.values("<h2>Bandwidth</h2><table>" + row.format(size=64, rate=2.13, v=74, lo=72, hi=76) + "</table>")
+    pairs, only_first, only_second = rc.pair(first, second)
+    assert pairs == [((75.0, 69.0, 81.0), (74.0, 72.0, 76.0))] and (only_first, only_second) == (1, 0)
