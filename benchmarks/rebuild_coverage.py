@@ -8,9 +8,9 @@ inside the first build's printed intervals, how many of the first build's lie in
 intervals overlap. Target on a quiet machine: at least 95% both ways.
 
 Values are paired by what precedes them on the page (its section's heading, the words before the number, its row's
-label and the cells to its left, with numbers, units and intervals masked) and by how often that context has come before, not by position alone: a note or a
-noise warning printed in one build only then shifts nothing, and a value found in one build only is reported, not
-paired with a stranger.
+label and the cells to its left, with numbers, units and intervals masked) and by how often that context has come
+before, not by position alone: a note or a noise warning printed in one build only then shifts nothing, and a value
+found in one build only is reported, not paired with a stranger.
 
     python benchmarks/rebuild_coverage.py [--target 0.95] [--keep DIR]
     python benchmarks/rebuild_coverage.py --sites FIRST SECOND     (pair two builds made before, building nothing)
@@ -76,7 +76,8 @@ def values(html: str) -> list[tuple[str, tuple[float, float, float]]]:
         head = text[:match.start()]
         section = _masked(head.rsplit("\N{SECTION SIGN}", 1)[-1].split("\N{PILCROW SIGN}", 1)[0]) \
             if "\N{SECTION SIGN}" in head else ""
-        key = f"{section} | {_masked(head.rsplit(chr(0xB6), 1)[-1])[-CONTEXT:]}"
+        block = head.rsplit("\N{PILCROW SIGN}", 1)[-1]
+        key = f"{section} | {_masked(block)[-CONTEXT:]}"
         seen[key] = seen.get(key, 0) + 1
         found.append((f"{key} #{seen[key]}", tuple(float(x.replace(",", "")) for x in match.groups())))
     return found

@@ -460,7 +460,7 @@ def test_another_host_of_the_same_kind_that_measured_something_else_is_named_bes
     assert len(said) == 2 and "another machine of the same type, measured 2026-11-30: " in said[1]
     assert "twin-host" not in said[1].split(">", 1)[1], "the prose itself names no recorded machine"
     assert "12.00× (12.00–12.00)" in said[1]
-    assert "another host" not in next(line for line in text.splitlines() if line.startswith("| TensorLoader |")), \
+    assert "another machine" not in next(line for line in text.splitlines() if line.startswith("| TensorLoader |")), \
         "an interval that overlaps is not news"
     monkeypatch.setattr(machines, "same_kind", lambda: [])
     assert "another host" not in figures.question_timing(here)
