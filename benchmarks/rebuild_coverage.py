@@ -14,6 +14,12 @@ found in one build only is reported, not paired with a stranger.
 
     python benchmarks/rebuild_coverage.py [--target 0.95] [--keep DIR]
     python benchmarks/rebuild_coverage.py --sites FIRST SECOND     (pair two builds made before, building nothing)
+    python benchmarks/rebuild_coverage.py --rerender DIR          (DIR from --keep: build both kept result caches
+                                                                   again with this tree's code, measuring nothing)
+
+``--keep DIR`` keeps each build's result cache beside its site (``DIR/first-cache``, ``DIR/second-cache``): the
+intervals are computed when a page is rendered, from the per-process values a result keeps, so a change to how an
+interval is computed can be judged on the same two measurements with ``--rerender``.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,9 +41,12 @@ PAGES = ["index.html", "loader-overhead/index.html", "update-steps/index.html"]
 RATIO = re.compile(r"(-?[\d.,]+)[×%] \((-?[\d.,]+)–(-?[\d.,]+)(?:, noisy)?\)")
 
 
-def _build(copy: Path, site: Path) -> float:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_CACHE_DIR": str(copy / ".cache" / "results"),
-           "REFRESH": "timing", "PITFALLS_LANGUAGE": "en"}
+def _build(copy: Path, site: Path, cache: Path | None = None, refresh: bool = True) -> float:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PITFALLS_LANGUAGE": "en",
+           "PITFALLS_CACHE_DIR": str(cache or copy / ".cache" / "results")}
+    env.pop("REFRESH", None)
+    if refresh:
+        env["REFRESH"] = "timing"
     start = time.monotonic()
     process = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)], cwd=copy,
                              env=env, capture_output=True, text=True)
@@ -112,15 +122,33 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="keep the two built sites in DIR/first and DIR/second")
     parser.add_argument("--sites", type=Path, nargs=2, metavar=("FIRST", "SECOND"),
                         help="pair two sites built before instead of building")
+    parser.add_argument("--rerender", type=Path, metavar="DIR",
+                        help="build the two result caches kept in DIR again with this tree's code (no measurement)")
     args = parser.parse_args()
     seconds = None
     with tempfile.TemporaryDirectory(prefix="pitfalls-coverage-") as tmp:
         if args.sites:
             sites = args.sites
+        elif args.rerender:
+            for name in ("first", "second"):
+                if not (args.rerender / f"{name}-cache").is_dir():
+                    sys.exit(f"{args.rerender / f'{name}-cache'}: no kept result cache "
+                             f"(make one with --keep {args.rerender})")
+            copy = project_copy(Path(tmp))
+            sites = [copy / "first", copy / "second"]
+            for site in sites:
+                cache = args.rerender / f"{site.name}-cache"
+                scratch = Path(tmp) / f"{site.name}-cache"  # the kept cache stays as it was measured
+                shutil.copytree(cache, scratch)
+                _build(copy, site, cache=scratch, refresh=False)
         else:
             copy = project_copy(Path(tmp))
             sites = [args.keep / "first", args.keep / "second"] if args.keep else [copy / "first", copy / "second"]
-            seconds = [_build(copy, site) for site in sites]
+            seconds = []
+            for site in sites:
+                seconds.append(_build(copy, site))
+                if args.keep:
+                    shutil.copytree(copy / ".cache" / "results", args.keep / f"{site.name}-cache", dirs_exist_ok=True)
         rows, total = [], {"pairs": 0, "inside": 0, "back": 0, "overlap": 0, "outside": []}
         for page in PAGES:
             first, second = (values((site / page).read_text(encoding="utf-8")) for site in sites)

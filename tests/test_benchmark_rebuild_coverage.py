@@ -45,3 +45,15 @@ def test_rows_told_apart_by_their_sizes_pair_row_for_row_when_one_build_lacks_a_
     second = rc.values("<h2>Bandwidth</h2><table>" + row.format(size=64, rate=2.13, v=74, lo=72, hi=76) + "</table>")
     pairs, only_first, only_second = rc.pair(first, second)
     assert pairs == [((75.0, 69.0, 81.0), (74.0, 72.0, 76.0))] and (only_first, only_second) == (1, 0)
+
+
+def test_rerender_without_kept_caches_names_the_missing_cache(tmp_path, monkeypatch):
+    (tmp_path / "first-cache").mkdir()
+    monkeypatch.setattr(sys, "argv", ["rebuild_coverage.py", "--rerender", str(tmp_path)])
+    try:
+        rc.main()
+    except SystemExit as exit_:
+        message = str(exit_.code)
+    else:
+        raise AssertionError("--rerender with no second cache went on")
+    assert message.startswith(str(tmp_path / "second-cache")) and f"--keep {tmp_path}" in message
