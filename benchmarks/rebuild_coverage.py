@@ -38,7 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from edit_rebuild import project_copy  # noqa: E402
 
 PAGES = ["index.html", "loader-overhead/index.html", "update-steps/index.html"]
-RATIO = re.compile(r"(-?[\d.,]+)[×%] \((-?[\d.,]+)–(-?[\d.,]+)(?:, noisy)?\)")
+# a printed value and its interval, however marked: ``8.0× (7.0–9.0)``, ``(…, noisy)``, ``(…, wide)`` and a claim's
+# ``(…; checked: more than 3×)``
+RATIO = re.compile(r"(-?[\d.,]+)[×%] \((-?[\d.,]+)–(-?[\d.,]+)(?:, (?:noisy|wide)|; checked: [^()]*)?\)")
 
 
 def _build(copy: Path, site: Path, cache: Path | None = None, refresh: bool = True) -> float:

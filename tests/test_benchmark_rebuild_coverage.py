@@ -57,3 +57,9 @@ def test_rerender_without_kept_caches_names_the_missing_cache(tmp_path, monkeypa
     else:
         raise AssertionError("--rerender with no second cache went on")
     assert message.startswith(str(tmp_path / "second-cache")) and f"--keep {tmp_path}" in message
+
+
+def test_wide_noisy_and_checked_values_are_all_read():
+    found = rc.values("<p>A 3.0× (2.0–4.0, wide) one, 5.0× (4.5–5.5, noisy) two and 10× (9.4–10.7; checked: more "
+                      "than 3×) three, 61% (58–64) four.</p>")
+    assert [value for _, value in found] == [(3.0, 2.0, 4.0), (5.0, 4.5, 5.5), (10.0, 9.4, 10.7), (61.0, 58.0, 64.0)]

@@ -505,6 +505,41 @@ def test_a_rebuild_lands_inside_the_interval_95_times_in_100():
     assert 0.935 <= inside / trials <= 0.965
 
 
+def _scattered_pair(centres, spread):
+    """Processes whose ratio is ``centres[p]`` at the median of rounds scattered by ``spread`` around it."""
+    offsets = [-2 * spread, -spread, 0.0, spread, 2 * spread]
+    base = timing.pooled([{"x": _process([1.0] * 5)} for _ in centres])["x"]
+    other = timing.pooled([{"x": _process([math.exp(math.log(c) + o) for o in offsets])} for c in centres])["x"]
+    return other, base
+
+
+def test_processes_agreeing_closer_than_their_rounds_allow_get_the_rounds_spread():
+    # five processes with the same ratio by chance, each from rounds scattered by 10% on the log scale
+    interval = timing.ratio(*_scattered_pair([2.0] * 5, 0.1))
+    sigma = 1.4826 * 0.1  # the rounds' median absolute deviation is one step of 0.1
+    half = 2.776 * sigma * math.sqrt(math.pi / (2 * 5)) * math.sqrt(2 / 5)
+    assert interval["value"] == pytest.approx(2.0)
+    assert interval["low"] == pytest.approx(2.0 * math.exp(-half)) and interval["high"] == pytest.approx(2.0 * math.exp(half))
+    assert timing.round_scatter([0.0, 0.0, 0.0]) == 0.0 and timing.round_scatter([1.0, 2.0]) == 0.0
+
+
+def test_a_between_process_spread_larger_than_the_rounds_allow_is_kept():
+    centres = [1.8, 2.0, 2.2, 1.9, 2.1]
+    scattered = timing.ratio(*_scattered_pair(centres, 0.001))
+    steady = timing.ratio(*_pooled_pair(centres))
+    assert (scattered["low"], scattered["high"]) == pytest.approx((steady["low"], steady["high"]))
+
+
+def test_a_share_from_agreeing_processes_gets_its_rounds_spread():
+    wholes = [_process([10.0] * 5) for _ in range(3)]
+    parts = [_process([4.0, 4.5, 5.0, 5.5, 6.0]) for _ in range(3)]
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    assert share["value"] == pytest.approx(0.5)
+    sigma = 1.4826 * 0.05
+    half = 4.303 * sigma * math.sqrt(math.pi / 10) * math.sqrt(2 / 3)
+    assert (share["low"], share["high"]) == pytest.approx((0.5 - half, 0.5 + half))
+
+
 def test_one_process_says_its_interval_covers_one_process():
     interval = timing.ratio(_process([2.0, 2.1, 1.9]), _process([1.0, 1.0, 1.0]))
     assert interval["processes"] == 1

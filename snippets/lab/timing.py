@@ -196,7 +196,8 @@ def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
     interval for the value a rebuild with as many new processes gets: on the log scale, mean ± t · s · √(2/k) for
     k processes with standard deviation s: the range a rebuild's value should fall in if the machine behaves as
     it did while these processes ran, which is what a reader takes an interval to mean; it is √2 wider than a
-    confidence interval for the mean.
+    confidence interval for the mean. s is never less than what the scatter of each process's own rounds gives
+    its value (``_process_spread``): three to five processes can agree by chance.
 
     Within one process only (no ``processes``): timings from ``interleaved`` give the median of the per-round
     ratios, bootstrapped over rounds (paired); otherwise the blocks of each timing are resampled independently.
@@ -232,10 +233,39 @@ def _between_processes(a: list[dict], b: list[dict], *, confidence: float, resam
     logs = [math.log(_ratio(x, y, confidence=confidence, resamples=0)["value"]) for x, y in zip(a, b)]
     k = len(logs)
     centre = statistics.fmean(logs)
-    half = t_quantile(k - 1) * statistics.stdev(logs) * math.sqrt(2 / k)
+    rounds = [[math.log(p / q) for p, q in zip(x["rounds"], y["rounds"])] if _same_rounds(x, y) else []
+              for x, y in zip(a, b)]
+    half = t_quantile(k - 1) * _process_spread(logs, rounds) * math.sqrt(2 / k)
     return {"value": math.exp(centre), "low": math.exp(centre - half), "high": math.exp(centre + half),
             "paired": all(x.get("rounds") and y.get("rounds") for x, y in zip(a, b)), "n": k, "processes": k,
             "per_process": [math.exp(v) for v in logs]}
+
+
+def _same_rounds(*timings: dict) -> bool:
+    lengths = {len(t.get("rounds") or ()) for t in timings}
+    return len(lengths) == 1 and lengths.pop() > 0
+
+
+def round_scatter(rounds: list[float]) -> float:
+    """The standard deviation a value taken from these per-round values has from their scatter alone: a median of
+    n rounds with a robust spread σ (1.4826 × the median absolute deviation, which a stray round does not move)
+    varies by σ · √(π / 2n). 0 with fewer than 3 rounds."""
+    if len(rounds) < 3:
+        return 0.0
+    middle = statistics.median(rounds)
+    sigma = 1.4826 * statistics.median(abs(v - middle) for v in rounds)
+    return sigma * math.sqrt(math.pi / (2 * len(rounds)))
+
+
+def _process_spread(per_process: list[float], rounds: list[list[float]]) -> float:
+    """The spread the interval uses: the standard deviation between the processes' values, or, where it is
+    larger, the spread each process's value has from the scatter of its own rounds (root mean square over the
+    processes). A process's value varies at least by its rounds' scatter, so three to five processes that agree
+    more closely than their rounds allow agreed by chance, and the rounds' figure is the honest one."""
+    between = statistics.stdev(per_process)
+    within = [round_scatter(r) for r in rounds if len(r) >= 3]
+    floor = math.sqrt(statistics.fmean(w * w for w in within)) if within else 0.0
+    return max(between, floor)
 
 
 def _ratio(numerator: dict, denominator: dict, *, confidence: float, resamples: int) -> dict:
@@ -287,7 +317,10 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
                            for part, whole in parts) for p in used]
         k = len(per_process)
         centre = statistics.fmean(per_process)
-        half = t_quantile(k - 1) * statistics.stdev(per_process) * math.sqrt(2 / k)
+        rounds = [[sum(part["processes"][p]["rounds"][i] / whole["processes"][p]["rounds"][i] for part, whole in parts)
+                   for i in range(len(parts[0][1]["processes"][p]["rounds"]))]
+                  if _same_rounds(*(row["processes"][p] for pair in parts for row in pair)) else [] for p in used]
+        half = t_quantile(k - 1) * _process_spread(per_process, rounds) * math.sqrt(2 / k)
         return {"value": centre, "low": centre - half, "high": centre + half, "n": k, "processes": k,
                 "per_process": per_process, **flags, "drifted": len(steady) < min(3, total),
                 "drifted_processes_left_out": total - k}
