@@ -576,6 +576,45 @@ def test_the_language_menu_leads_to_the_same_page_in_the_other_language(browser,
         session.close()
 
 
+CODE_PLACEHOLDERS_JS = r"""
+async () => {
+  const frame = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const codes = [...document.querySelectorAll('.md-content div.highlight[style*="--pitfalls-lines"] > pre > code')]
+    .filter((code) => code.checkVisibility());
+  // a skipped box's own children are what the browser has not drawn
+  const held = codes.map((code) => ({skipped: !code.firstElementChild?.checkVisibility({contentVisibilityAuto: true}),
+                                     height: code.getBoundingClientRect().height}));
+  const out = [];
+  for (const [i, code] of codes.entries()) {
+    code.scrollIntoView({block: 'center'});
+    await frame();
+    out.push({...held[i], drawn: code.getBoundingClientRect().height, text: code.textContent.slice(0, 40)});
+  }
+  return out;
+}
+"""
+
+
+@pytest.mark.parametrize("page", ["update-steps/", "zh/seeding-order/"])
+@pytest.mark.parametrize("viewport", ["phone", "laptop"])
+def test_a_code_block_drawn_late_holds_its_own_height_until_then(browser, base_url, page, viewport):
+    """A code block off screen is not drawn (content-visibility), and the place it holds until it is drawn is the
+    height it then takes (to a pixel, a thousandth of a long listing), on a phone and a laptop: the page does not
+    move under a reader."""
+    session = _Session(browser, base_url, viewport=PHONE if viewport == "phone" else LAPTOP,
+                       phone=viewport == "phone")
+    try:
+        session.open(base_url + page)
+        blocks = session.page.evaluate(CODE_PLACEHOLDERS_JS)
+    finally:
+        session.close()
+    assert any(block["skipped"] for block in blocks), "no code block waited to be drawn"
+    # to a pixel, or a thousandth of a long listing's height (each line's height is rounded as it is drawn)
+    moved = [block for block in blocks
+             if block["skipped"] and abs(block["height"] - block["drawn"]) > max(1.0, block["drawn"] / 1000)]
+    assert not moved, f"held a height other than the drawn one: {moved}"
+
+
 def test_every_page_loads_offline_without_errors(visits):
     problems = []
     for visit in _visited(visits):

@@ -699,3 +699,20 @@ def test_a_switching_rule_of_another_shape_stops_the_build_naming_what_to_update
     (sheets / "palette.0123abcd.min.css").write_text("[data-md-color-switching] *{transition:none}", encoding="utf-8")
     with pytest.raises(PluginError, match="_SWITCHING_RULE"):
         hook.switching_rule_keyed_to_the_toggle(tmp_path)
+
+
+def test_code_blocks_carry_their_line_count_and_a_long_line_makes_them_focusable():
+    from snippets.lab.mkdocs_hook import PHONE_CODE_CHARACTERS, sized_code_blocks
+
+    long_line = "x" * (PHONE_CODE_CHARACTERS + 1)
+    short = "a &lt; b" + "y" * (PHONE_CODE_CHARACTERS - 5)  # the entity is one character: the line fits
+    html = (f'<div class="language-python highlight"><pre><span></span><code><span class="n">{long_line}</span>\n'
+            'two\nthree\n</code></pre></div>'
+            f'<p>text</p><div class="language-text pitfalls-copy highlight"><pre><code>{short}\n</code></pre></div>'
+            f'<div class="highlight"><pre><code tabindex="0">{long_line}\n</code></pre></div>'
+            '<div class="highlight-ipynb"><pre><code>untouched</code></pre></div>')
+    out = sized_code_blocks(html)
+    assert out.count('style="--pitfalls-lines: 3"') == 1 and out.count('style="--pitfalls-lines: 1"') == 2
+    assert out.count('<code tabindex="0">') == 2, "the long block gains one; the one that had it keeps one"
+    assert f'<code>{short}' in out, "a block whose lines fit a phone is not made focusable"
+    assert '<div class="highlight-ipynb"><pre><code>untouched' in out

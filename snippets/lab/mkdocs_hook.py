@@ -31,6 +31,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from html import unescape
 from urllib.parse import unquote
 
 from mkdocs.exceptions import PluginError
@@ -635,7 +636,31 @@ def on_page_content(html, page, **kwargs):
     provenance = _lab("provenance")
     html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
     _session.code.update(bodies)
-    return html
+    return sized_code_blocks(html)
+
+
+# The characters of code a 320 px phone shows on one line (8.5 px a character in a 262 px code box, rounded down).
+PHONE_CODE_CHARACTERS = 30
+_CODE_BLOCK = re.compile(r'(<div class="(?:[^"]* )?highlight(?: [^"]*)?")((?:(?!<div\b).)*?<pre\b[^>]*>)(.*?)'
+                         r'(<code)([^>]*>)(.*?)(</code>)', re.S)
+
+
+def sized_code_blocks(html: str) -> str:
+    """Each code block with what a phone needs before it is drawn (a block is drawn only as it nears the screen:
+    content-visibility in assets/extra.css). Its number of lines, ``--pitfalls-lines``, from which the space it
+    holds until then is sized, so the page barely moves when it is drawn; and, when a line is longer than a 320 px
+    phone shows, ``tabindex="0"`` on its ``<code>``: a box that scrolls sideways is reachable by keyboard from the
+    start (Material adds it only to blocks it has already equipped, on screen)."""
+    def sized(match: re.Match) -> str:
+        div, pre, before, code, attributes, body, end = match.groups()
+        lines = re.sub(r"<[^>]+>", "", body).rstrip("\n").split("\n")
+        longest = max(len(unescape(line)) for line in lines)
+        div += f' style="--pitfalls-lines: {len(lines)}"'
+        if longest > PHONE_CODE_CHARACTERS and "tabindex=" not in attributes:
+            code += ' tabindex="0"'
+        return div + pre + before + code + attributes + body + end
+
+    return _CODE_BLOCK.sub(sized, html)
 
 
 LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements: tap, click or focus it to see what "
