@@ -18,8 +18,9 @@ pytestmark = pytest.mark.site
 TOPICS = ["seeding-order", "loader-overhead", "update-steps"]
 TOPIC_PAGES = [f"{lang}{topic}/index.html" for lang in ("", "zh/") for topic in TOPICS]
 RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
-_BLOCK = re.compile(r'<div class="language-python([^"]*)highlight"><pre>(?:<span></span>)?<code>(.*?)</code></pre>',
-                    re.S)
+# a code block as the site writes it (its line count in a style attribute, its <code> focusable when a line is long)
+_BLOCK = re.compile(r'<div class="language-python([^"]*)highlight"[^>]*><pre>(?:<span></span>)?<code[^>]*>(.*?)</code>'
+                    r'</pre>', re.S)
 _TAB_SET = re.compile(r'<div class="tabbed-labels">(.*?)</div>\s*<div class="tabbed-content">', re.S)
 
 
