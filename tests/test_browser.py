@@ -435,6 +435,7 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
 SETTLED_JS = """
 () => !document.querySelector('.md-dialog--active')
   && (!window.pitfallsA11y || window.pitfallsA11y.settled())
+  && (!window.pitfallsParts || window.pitfallsParts.drawn())
   && document.getAnimations().every((a) => a.playState !== 'running'
                                          || a.effect?.getComputedTiming().iterations === Infinity)
 """
@@ -579,6 +580,8 @@ def test_the_language_menu_leads_to_the_same_page_in_the_other_language(browser,
 CODE_PLACEHOLDERS_JS = r"""
 async () => {
   const frame = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  // the page's parts drawn (assets/parts.js, after load): what is measured is the place a block holds in its part
+  while (window.pitfallsParts && !window.pitfallsParts.drawn()) await frame();
   const codes = [...document.querySelectorAll('.md-content div.highlight[style*="--pitfalls-lines"] > pre > code')]
     .filter((code) => code.checkVisibility());
   // a skipped box's own children are what the browser has not drawn
@@ -1119,3 +1122,51 @@ def test_loading_a_page_restyles_nothing_for_the_palette_and_a_switch_still_anim
         assert after != "0s", "transitions stay off after the switch"
     finally:
         laptop.close()
+
+
+# As Material starts (the page's own scripts run at DOMContentLoaded): how many parts the page has and how many the
+# browser is skipping (a skipped box's children are not drawn).
+PARTS_AT_START_JS = r"""
+document.addEventListener('DOMContentLoaded', () => {
+  const parts = [...document.querySelectorAll('.md-content .pitfalls-part')];
+  window.__partsAtStart = {
+    count: parts.length,
+    skipped: parts.filter((part) => !part.firstElementChild.checkVisibility({contentVisibilityAuto: true})).length,
+  };
+});
+"""
+PARTS_AFTER_JS = r"""
+() => {
+  const parts = [...document.querySelectorAll('.md-content .pitfalls-part')];
+  return {
+    count: parts.length,
+    drawn: parts.filter((part) => part.classList.contains('pitfalls-part--drawn')
+                                  && part.firstElementChild.checkVisibility({contentVisibilityAuto: true})).length,
+    headingsInParts: document.querySelectorAll('.md-content .pitfalls-part :is(h1, h2, h3, h4, h5, h6)').length,
+    headings: document.querySelectorAll('.md-content :is(h2, h3, h4, h5, h6)').length,
+  };
+}
+"""
+
+
+@pytest.mark.parametrize("page", ["loader-overhead/", "zh/update-steps/"])
+def test_a_topic_page_starts_with_its_parts_skipped_and_draws_each_one_after_load(browser, base_url, page):
+    """A long page's sections are skipped while Material starts (a phone lays out the first screen and the headings,
+    not three thousand elements) and every one of them is drawn once the page has loaded (assets/parts.js); the
+    headings, which the table of contents follows, are never inside a part."""
+    session = _Session(browser, base_url, viewport=PHONE, phone=True)
+    try:
+        session.context.add_init_script(PARTS_AT_START_JS)
+        session.open(base_url + page)
+        session.page.wait_for_function("() => window.pitfallsParts && window.pitfallsParts.drawn()",
+                                       timeout=TIMEOUT_MS)
+        start = session.page.evaluate("() => window.__partsAtStart")
+        after = session.page.evaluate(PARTS_AFTER_JS)
+    finally:
+        session.close()
+    assert start["count"] >= 10, f"/{page} has {start['count']} parts: the hook did not divide it (in_parts)"
+    assert start["skipped"] >= start["count"] - 2, f"/{page}: only {start['skipped']} of {start['count']} parts " \
+        "were skipped as Material started (a phone's first screen holds at most two)"
+    assert after["count"] == start["count"] and after["drawn"] == after["count"], \
+        f"/{page}: {after['drawn']} of {after['count']} parts drawn after load"
+    assert after["headingsInParts"] == 0 and after["headings"] >= 10

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -716,3 +717,32 @@ def test_code_blocks_carry_their_line_count_and_a_long_line_makes_them_focusable
     assert out.count('<code tabindex="0">') == 2, "the long block gains one; the one that had it keeps one"
     assert f'<code>{short}' in out, "a block whose lines fit a phone is not made focusable"
     assert '<div class="highlight-ipynb"><pre><code>untouched' in out
+
+
+def test_each_section_s_blocks_become_one_part_and_the_headings_and_first_screen_stay_outside():
+    from snippets.lab.mkdocs_hook import in_parts
+
+    html = ('<h1 id="t">Title</h1>\n<div class="admonition abstract"><p>In short</p></div>\n'
+            '<h2 id="a">A</h2>\n<p>one<br>two</p>\n<div class="tabbed-set"><div>tabs</div></div>\n'
+            '<table><tr><td>1</td></tr></table>\n'
+            '<h3 id="b">B</h3>\n<h3 id="c">C</h3>\n<figure><svg><path d="M0 0"/></svg></figure>\n')
+    out = in_parts(html)
+    assert out.count('<div class="pitfalls-part">') == 2
+    assert out.startswith('<h1 id="t">Title</h1>\n<div class="admonition abstract"><p>In short</p></div>\n'
+                          '<h2 id="a">A</h2>\n<div class="pitfalls-part"><p>one<br>two</p>'), "first screen kept"
+    assert ('<table><tr><td>1</td></tr></table></div>\n<h3 id="b">B</h3>\n<h3 id="c">C</h3>\n'
+            '<div class="pitfalls-part"><figure>') in out, "a heading with nothing under it gets no part"
+    assert out.endswith('</figure></div>\n')
+    unwrapped = re.sub(r'<div class="pitfalls-part">(.*?)</div>\n(?=<h\d|$)', r"\1\n", out, flags=re.S)
+    assert unwrapped == html, "nothing but the wrappers added"
+
+
+@pytest.mark.parametrize("html", [
+    '<h1>T</h1><h2>A</h2><p>unclosed <div></p>',          # an element the parser cannot follow
+    '<h1>T</h1><h2>A</h2><p>one</p></div><p>two</p>',     # a stray end tag
+    '<h1>T</h1><p>no section at all</p>',
+])
+def test_content_the_parser_cannot_follow_or_without_sections_is_left_as_it_is(html):
+    from snippets.lab.mkdocs_hook import in_parts
+
+    assert in_parts(html) == html

@@ -65,9 +65,9 @@
       measureSoon();
     }
   }).observe(document.body, { childList: true, subtree: true });
-  // Opening a collapsed box, picking a tab, scrolling a figure into view or turning the phone can show a box
-  // that overflows.
-  for (const event of ["toggle", "change", "contentvisibilityautostatechange"]) {
+  // Opening a collapsed box, picking a tab, scrolling a figure into view, a part of the page drawn after load
+  // (assets/parts.js) or turning the phone can show a box that overflows.
+  for (const event of ["toggle", "change", "contentvisibilityautostatechange", "pitfalls:drawn"]) {
     document.addEventListener(event, measureSoon, true);
   }
   addEventListener("resize", measureSoon);

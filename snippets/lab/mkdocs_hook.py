@@ -32,6 +32,7 @@ import shutil
 import sys
 from pathlib import Path
 from html import unescape
+from html.parser import HTMLParser
 from urllib.parse import unquote
 
 from mkdocs.exceptions import PluginError
@@ -636,7 +637,7 @@ def on_page_content(html, page, **kwargs):
     provenance = _lab("provenance")
     html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
     _session.code.update(bodies)
-    return sized_code_blocks(html)
+    return in_parts(sized_code_blocks(html))
 
 
 # The characters of code a 320 px phone shows on one line (8.5 px a character in a 262 px code box, rounded down).
@@ -661,6 +662,71 @@ def sized_code_blocks(html: str) -> str:
         return div + pre + before + code + attributes + body + end
 
     return _CODE_BLOCK.sub(sized, html)
+
+
+# What a part never holds: a heading (the table of contents reads the headings' places as Material starts).
+_HEADING = re.compile(r"h[1-6]$")
+_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+
+
+class _TopLevel(HTMLParser):
+    """Each top-level element of a page's content: where it starts, whether it is a heading, and whether every
+    element closed."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=False)
+        self._starts = [0]
+        for line in html.splitlines(keepends=True):
+            self._starts.append(self._starts[-1] + len(line))
+        self.depth = 0
+        self.balanced = True
+        self.tops: list[tuple[int, str]] = []  # (offset, "heading" | "block")
+
+    def _top(self, tag: str) -> None:
+        if not self.depth:
+            line, column = self.getpos()
+            self.tops.append((self._starts[line - 1] + column, "heading" if _HEADING.match(tag) else "block"))
+
+    def handle_starttag(self, tag, attrs):
+        self._top(tag)
+        if tag not in _VOID:
+            self.depth += 1
+
+    def handle_startendtag(self, tag, attrs):
+        self._top(tag)
+
+    def handle_endtag(self, tag):
+        if tag not in _VOID:
+            self.depth -= 1
+            self.balanced = self.balanced and self.depth >= 0
+
+
+def in_parts(html: str) -> str:
+    """The blocks after each heading but the title, up to the next heading, wrapped in ``<div class="pitfalls-part">``:
+    a part is skipped while the page loads and drawn after it, one at a time (content-visibility in
+    assets/extra.css, assets/parts.js). Material forces a layout of the whole page several times as it starts; with
+    the parts skipped, each of those lays out the first screen and the headings, not the whole page. What comes
+    before the first section (the title, the In short) is the first screen and stays as it is. Content
+    whose elements do not all close (raw HTML the parser cannot follow) is left as it is: a wrapper closed in the
+    wrong place would break the page, a missing one only costs time."""
+    parser = _TopLevel(html)
+    parser.feed(html)
+    parser.close()
+    if not parser.balanced or parser.depth != 0:
+        return html
+    tops = parser.tops + [(len(html), "end")]
+    first = next((index for index, (_, kind) in enumerate(tops) if kind == "heading" and index), None)
+    if first is None:
+        return html
+    out, done, begin = [], 0, None
+    for at, kind in tops[first:]:
+        if kind == "block":
+            begin = at if begin is None else begin
+            continue
+        if begin is not None:
+            out += [html[done:begin], '<div class="pitfalls-part">', html[begin:at].rstrip(), "</div>\n"]
+            done, begin = at, None
+    return "".join(out) + html[done:]
 
 
 LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements: tap, click or focus it to see what "
