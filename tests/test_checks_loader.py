@@ -392,6 +392,45 @@ def test_a_timing_without_repeats_decides_nothing(name):
     assert outcome.holds is None, f"{name}: {outcome.status}, {outcome.measured()}"
 
 
+@pytest.mark.parametrize("name", TIMING_CHECKS)
+@pytest.mark.parametrize("case", ["straddling", "no repeats", "disturbed"])
+def test_an_undecided_check_says_every_value_in_the_pages_language(name, case, monkeypatch):
+    """What an undecided claim's tip lists is read by a reader, in English or Chinese: no Python ``None`` (a
+    missing bound, an unmeasured share) reaches it, and a ratio of ratios made from rows measured while the
+    machine drifted is itself marked drifted, and so decides nothing."""
+    from snippets.lab import context
+
+    value = copy.deepcopy(CONTRADICTING[name].source.value())
+    if case == "straddling":
+        STRADDLING[name][1](value)
+    elif case == "no repeats":
+        _each_row(value, lambda row: row.update({k: row[k][:2] for k in ("rounds", "samples") if k in row}))
+    else:
+        _each_row(value, lambda row: row.update(drifted=True))
+    outcome = CHECKS[name](value)
+    assert outcome.holds is None, f"{name}: {outcome.status}, {outcome.measured()}"
+    if case == "disturbed":
+        assert outcome.values.get("drifted") is True, outcome.measured()
+    for language, none in (("en", "none"), ("zh", "无")):
+        monkeypatch.setattr(context.current(), "language", language)
+        measured = outcome.measured()
+        assert "None" not in measured, f"{name} ({language}): {measured}"
+        if outcome.values["low"] is None:
+            assert f"low = {none}" in measured, measured
+
+
+def _each_row(node, edit) -> None:
+    """``edit`` every timing row (a dict with rounds or samples) inside a result."""
+    if isinstance(node, dict):
+        if "rounds" in node or "samples" in node:
+            edit(node)
+        for item in node.values():
+            _each_row(item, edit)
+    elif isinstance(node, list):
+        for item in node:
+            _each_row(item, edit)
+
+
 def test_a_share_is_never_clipped_and_the_stages_inside_add_up_to_the_epoch():
     """A stage whose rounds reach past the epoch shows an interval past 100%: nothing is clipped; the stages timed
     inside the epoch and the remainder add up to it."""

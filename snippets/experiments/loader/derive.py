@@ -47,8 +47,11 @@ def quotient(a: Interval, b: Interval) -> Interval:
     """``a / b`` of two positive intervals, its bounds from theirs (low = a.low / b.high): the comparison of two
     ratios holds only when their whole intervals are apart."""
     bounded = None not in (a["low"], a["high"], b["low"], b["high"]) and b["low"] > 0
+    shares = [s for s in (a.get("contention"), b.get("contention")) if s is not None]
+    # measured while the machine was busy or drifting: so is the quotient, which decides nothing then
     return {"value": a["value"] / b["value"], "low": a["low"] / b["high"] if bounded else None,
-            "high": a["high"] / b["low"] if bounded else None, "paired": False, "n": min(a.get("n", 0), b.get("n", 0))}
+            "high": a["high"] / b["low"] if bounded else None, "paired": False, "n": min(a.get("n", 0), b.get("n", 0)),
+            "contention": max(shares) if shares else None, "drifted": bool(a.get("drifted") or b.get("drifted"))}
 
 
 def decide_all(intervals: dict[Hashable, Interval], relation: str, threshold: float) -> tuple[bool | None, Hashable]:
@@ -77,7 +80,9 @@ def judged(interval: Interval, relation: str, threshold: float, key: str = "rati
               "threshold": threshold}
     decided = timing.decide(interval, relation, threshold)
     if decided is None:  # why it decided nothing: the claim says so
-        values.update(drifted=bool(interval.get("drifted")), contention=interval.get("contention"))
+        values["drifted"] = bool(interval.get("drifted"))
+        if interval.get("contention") is not None:  # unmeasured: nothing to say
+            values["contention"] = interval["contention"]
     return decided, values
 
 
