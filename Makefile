@@ -52,13 +52,19 @@ record-release:
 	@$(MAKE) --no-print-directory record VENV=$(RELEASE_VENVS)/venv-torch$(TORCH) TORCH_SPEC=torch==$(TORCH) \
 		MACHINE=$(MACHINE)-torch$(TORCH)
 
-## Every test: recipes, experiments, the strict site build, the browser
+## Every test: recipes, experiments, the strict site build, the browser. The site is built first, alone (it times
+## things: tests running beside it would disturb the measurements it caches); the tests then run in TEST_WORKERS
+## processes (pytest-xdist), each taking a whole test file at a time, and read that build.
+TEST_WORKERS ?= 2
+TEST_SITE ?= test-artifacts/site
 test: $(STAMP) browser-deps fonts
-	$(BIN)/python -m pytest --durations=10
+	@rm -rf $(TEST_SITE)
+	$(BIN)/mkdocs build --strict -d $(TEST_SITE)
+	PITFALLS_SITE_DIR=$(TEST_SITE) $(BIN)/python -m pytest --durations=10 -n $(TEST_WORKERS) --dist loadfile
 
-## Tests without the site build and the browser (seconds to a minute)
+## Tests without the site build and the browser (a few minutes)
 test-fast: $(STAMP) fonts
-	$(BIN)/python -m pytest -m "not site and not browser"
+	$(BIN)/python -m pytest -m "not site and not browser" -n $(TEST_WORKERS) --dist loadfile
 
 browser-deps:
 	@sh .ci/ensure-chromium.sh

@@ -42,8 +42,29 @@ def project_copy(dest: Path, *, caches: bool = False) -> Path:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    """The real site, built once with ``--strict`` into a temporary folder (results from the project cache)."""
-    dest = tmp_path_factory.mktemp("site")
+    """The real site, built with ``--strict`` (results from the project cache): the build in ``PITFALLS_SITE_DIR``
+    when set (``make test`` builds it first, alone, as the measurements need), else one built here, once per test
+    run. Under pytest-xdist the workers share that one build: the first to need it builds it, the others wait."""
+    override = os.environ.get("PITFALLS_SITE_DIR")
+    if override:
+        path = Path(override).resolve()
+        assert (path / "index.html").is_file(), f"PITFALLS_SITE_DIR={override} holds no built site"
+        return path
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _strict_build(tmp_path_factory.mktemp("site"))
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp().parent  # the run's folder, above each worker's own
+    dest, done = shared / "site", shared / "site.built"
+    with open(shared / "site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            _strict_build(dest)
+            done.touch()
+    return dest
+
+
+def _strict_build(dest: Path) -> Path:
     process = build_site(dest)
     assert process.returncode == 0, f"strict build failed:\n{process.stdout[-4000:]}\n{process.stderr[-8000:]}"
     return dest

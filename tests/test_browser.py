@@ -293,14 +293,9 @@ def _say(request, line: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def site_dir(request) -> Path:
+def site_dir(built_site) -> Path:
     """The built site: PITFALLS_SITE_DIR when set (an existing build), else the session's strict build."""
-    override = os.environ.get("PITFALLS_SITE_DIR")
-    if override:
-        path = Path(override).resolve()
-        assert (path / "index.html").is_file(), f"PITFALLS_SITE_DIR={override} holds no built site"
-        return path
-    return request.getfixturevalue("built_site")
+    return built_site
 
 
 @pytest.fixture(scope="session")
@@ -432,6 +427,9 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
 
 # Material fades its "Copied to clipboard" note out after two seconds and slides the header's title between the
 # site's and the page's as the page scrolls: colours caught halfway through a fade are not the page's colours.
+# How long a page may take to settle: a long page draws its parts in the browser's idle time, a part at least every
+# second (assets/parts.js), and `make test` runs a second test process beside the browser's.
+SETTLE_TIMEOUT_MS = 60_000
 SETTLED_JS = """
 () => !document.querySelector('.md-dialog--active')
   && (!window.pitfallsA11y || window.pitfallsA11y.settled())
@@ -444,7 +442,7 @@ SETTLED_JS = """
 def _axe(axe, page) -> dict:
     """What axe-core finds on the page as it is once its fades and slides have finished: each violated rule with
     the elements that violate it."""
-    page.wait_for_function(SETTLED_JS, timeout=15_000)
+    page.wait_for_function(SETTLED_JS, timeout=SETTLE_TIMEOUT_MS)
     response = axe.run(page, options={"resultTypes": ["violations"]}).response
     violations = [{"rule": v["id"], "impact": v.get("impact"), "help": v["help"],
                    "nodes": [{"target": " ".join(map(str, node["target"])),
@@ -902,7 +900,7 @@ def test_code_panels_load_their_sources_when_opened(browser, base_url, axe, page
         first.locator("button.md-clipboard").click()
         session.page.wait_for_function("() => navigator.clipboard.readText().then((t) => t.length > 0)")
         assert session.page.evaluate("() => navigator.clipboard.readText()").rstrip("\n") == expected.rstrip("\n")
-        session.page.wait_for_function(SETTLED_JS, timeout=15_000)  # the opened panels' code blocks marked
+        session.page.wait_for_function(SETTLED_JS, timeout=SETTLE_TIMEOUT_MS)  # the opened panels' code blocks marked
         response = axe.run(session.page, context="details.pitfalls-code",
                            options={"resultTypes": ["violations"]}).response
         violations = [f"{v['id']}: {v['help']} — {' '.join(map(str, n['target']))}" for v in response["violations"]
