@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,33 @@ def project_copy(dest: Path, *, caches: bool = False) -> Path:
     if caches and (ROOT / ".cache").is_dir():
         shutil.copytree(ROOT / ".cache", dest / ".cache")
     return dest
+
+
+def screenshots_folder() -> Path:
+    """Where the browser tests save their screenshots."""
+    return Path(os.environ.get("PITFALLS_ARTIFACTS") or ROOT / "test-artifacts").resolve() / "screenshots"
+
+
+def pytest_sessionstart(session):
+    session.config.pitfalls_started = time.time()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """The screenshots the browser tests took in this run, named last (pytest-xdist's workers print nothing)."""
+    folder = screenshots_folder()
+    started = getattr(config, "pitfalls_started", None)
+    if started and folder.is_dir() and any(shot.stat().st_mtime >= started for shot in folder.glob("*.png")):
+        terminalreporter.write_line(f"browser screenshots (each page, light and dark, and on a phone): {folder}")
+
+
+# The longest test files, longest first: under pytest-xdist (`make test`: a whole file per worker, handed out in
+# collection order) they start at once on different workers, and the short files fill in around them.
+LONGEST_FIRST = ("test_browser.py", "test_site.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # a stable sort: the rest keep their order
 
 
 @pytest.fixture(scope="session")

@@ -4,14 +4,14 @@ Pages are discovered from the built site (its sitemap and its navigation), never
 opened once on a laptop-sized screen — in the light palette, then in the dark one through the header's
 toggle, with a full-page screenshot of each — and once on a phone-sized screen. The tests below check what
 those visits recorded. Screenshots are saved under ``test-artifacts/screenshots/`` (or
-``$PITFALLS_ARTIFACTS/screenshots/``); the session prints the folder.
+``$PITFALLS_ARTIFACTS/screenshots/``); the run's summary names the folder.
 
 Accessibility is checked by axe-core (the engine behind Lighthouse's accessibility audit, bundled by the
 ``axe-playwright-python`` package) with every rule it runs by default, on every page in both palettes: once
 as the page loads in the light palette, once after the switch to the dark one, and once on the phone.
 
-``PITFALLS_SITE_DIR=<folder>`` tests an existing build instead of building the site. ``CHROMIUM=<path>``
-chooses the browser (default ``/usr/bin/chromium``).
+``PITFALLS_SITE_DIR=<folder>`` tests an existing build instead of building the site (``make test`` builds one
+first, alone). ``CHROMIUM=<path>`` chooses the browser (default ``/usr/bin/chromium``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from browser_support import SiteServer, broken_links, discover_pages, slug
-from conftest import ROOT
+from conftest import ROOT, screenshots_folder
 
 pytestmark = pytest.mark.browser
 
@@ -282,16 +282,6 @@ MEASURE_JS = r"""
 
 # --- fixtures ----------------------------------------------------------------------------------------------
 
-def _say(request, line: str) -> None:
-    """Print past pytest's output capture, so the line shows with -q too."""
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    if capture is None:
-        print(line)
-        return
-    with capture.global_and_fixture_disabled():
-        print(f"\n{line}")
-
-
 @pytest.fixture(scope="session")
 def site_dir(built_site) -> Path:
     """The built site: PITFALLS_SITE_DIR when set (an existing build), else the session's strict build."""
@@ -311,12 +301,11 @@ def base_url(site_dir):
 
 
 @pytest.fixture(scope="session")
-def artifacts(request) -> Path:
-    folder = Path(os.environ.get("PITFALLS_ARTIFACTS") or ROOT / "test-artifacts").resolve() / "screenshots"
+def artifacts() -> Path:
+    folder = screenshots_folder()
     if folder.is_dir():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    _say(request, f"browser screenshots (each page, light and dark, and on a phone): {folder}")
     return folder
 
 
