@@ -109,7 +109,7 @@ def test_a_long_wrong_return_is_cut(registry):
     (float("nan"), "nan"), (float("inf"), "inf"), (float("-inf"), "-inf"),
     ([1, 2.5, True], "[1, 2.5, yes]"), ((1.5,), "[1.5]"), ([], "[]"),
     (list(range(6)), "[0, 1, 2, 3, 4, 5]"), (list(range(7)), "[0, 1, 2, 3, 4, 5, …]"),
-    ("text", "text"), (None, "none"), ({"a": 1}, "{a: 1}"), ({"b": [1000, True]}, "{b: [1,000, yes]}"),
+    ("text", "text"), (None, "n/a"), ({"a": 1}, "{a: 1}"), ({"b": [1000, True]}, "{b: [1,000, yes]}"),
 ])
 def test_values_are_shown_as_a_reader_reads_them(value, shown):
     assert show_value(value) == shown

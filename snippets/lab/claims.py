@@ -97,8 +97,8 @@ def check(condition: str, *, timing: bool = False) -> Callable[[Callable[..., tu
 
 def show_value(value: Any) -> str:
     """A measured value as a reader reads it: 4 significant figures, thousands separators, yes/no."""
-    if value is None:  # a bound with no interval, a share that was not measured
-        return t("none")
+    if value is None:  # a value that could not be computed: a bound with too few repeats for an interval
+        return t("n/a")
     if isinstance(value, bool):
         return t("yes") if value else t("no")
     if isinstance(value, int):
