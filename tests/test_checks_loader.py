@@ -375,19 +375,7 @@ def test_a_straddling_timing_is_undecided_not_passed_and_not_a_failed_build(name
 def test_a_timing_without_repeats_decides_nothing(name):
     """Rows with fewer than three rounds or blocks have no interval: the check is undecided, whatever the medians."""
     value = copy.deepcopy(CONTRADICTING[name].source.value())
-
-    def strip(node):
-        if isinstance(node, dict):
-            for key in ("rounds", "samples"):
-                if key in node:
-                    node[key] = node[key][:2]
-            for item in node.values():
-                strip(item)
-        elif isinstance(node, list):
-            for item in node:
-                strip(item)
-
-    strip(value)
+    _each_row(value, _two_repeats)
     outcome = CHECKS[name](value)
     assert outcome.holds is None, f"{name}: {outcome.status}, {outcome.measured()}"
 
@@ -404,7 +392,7 @@ def test_an_undecided_check_says_every_value_in_the_pages_language(name, case, m
     if case == "straddling":
         STRADDLING[name][1](value)
     elif case == "no repeats":
-        _each_row(value, lambda row: row.update({k: row[k][:2] for k in ("rounds", "samples") if k in row}))
+        _each_row(value, _two_repeats)
     else:
         _each_row(value, lambda row: row.update(drifted=True))
     outcome = CHECKS[name](value)
@@ -417,6 +405,11 @@ def test_an_undecided_check_says_every_value_in_the_pages_language(name, case, m
         assert "None" not in measured, f"{name} ({language}): {measured}"
         if outcome.values["low"] is None:
             assert f"low = {none}" in measured, measured
+
+
+def _two_repeats(row: dict) -> None:
+    """Keep a timing row's first two rounds or blocks: too few for an interval."""
+    row.update({key: row[key][:2] for key in ("rounds", "samples") if key in row})
 
 
 def _each_row(node, edit) -> None:
