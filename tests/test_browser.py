@@ -393,7 +393,7 @@ def _open_listings(page) -> list[dict]:
         summaries.nth(index).click()
     page.wait_for_function("""() => [...document.querySelectorAll('details.pitfalls-listing')].every((d) =>
         ['loaded', 'failed'].includes(d.querySelector(':scope > .pitfalls-code__body')?.dataset.state))""",
-                           timeout=15_000)
+                           timeout=SETTLE_TIMEOUT_MS)
     return page.evaluate("""() => [...document.querySelectorAll('details.pitfalls-listing')].map((d) => ({
         summary: d.querySelector(':scope > summary').textContent.trim(),
         state: d.querySelector(':scope > .pitfalls-code__body').dataset.state,
@@ -408,17 +408,18 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
         return None
     session.page.evaluate(REVEAL_JS, block_id)
     session.page.evaluate("() => navigator.clipboard.writeText('')")
-    button.click(timeout=15_000)
+    button.click(timeout=SETTLE_TIMEOUT_MS)
     session.page.wait_for_function("() => navigator.clipboard.readText().then((t) => t.length > 0)",
-                                   timeout=10_000)
+                                   timeout=SETTLE_TIMEOUT_MS)
     return session.page.evaluate("() => navigator.clipboard.readText()")
 
 
+# How long a page may take to settle, load a panel or answer a click: a long page draws its parts in the browser's
+# idle time, a part at least every second (assets/parts.js), and `make test` runs a second test process beside the
+# browser's.
+SETTLE_TIMEOUT_MS = 60_000
 # Material fades its "Copied to clipboard" note out after two seconds and slides the header's title between the
 # site's and the page's as the page scrolls: colours caught halfway through a fade are not the page's colours.
-# How long a page may take to settle: a long page draws its parts in the browser's idle time, a part at least every
-# second (assets/parts.js), and `make test` runs a second test process beside the browser's.
-SETTLE_TIMEOUT_MS = 60_000
 SETTLED_JS = """
 () => !document.querySelector('.md-dialog--active')
   && (!window.pitfallsA11y || window.pitfallsA11y.settled())
@@ -909,7 +910,7 @@ def test_the_accumulation_loop_shows_its_note_as_a_plain_comment(browser, base_u
         block = session.page.locator("div.highlight").filter(has_text="% k == 0").first
         block.scroll_into_view_if_needed()
         session.page.wait_for_function(f"(el) => el.querySelector('{COPY_BUTTON}')",
-                                       arg=block.element_handle(), timeout=15_000)
+                                       arg=block.element_handle(), timeout=SETTLE_TIMEOUT_MS)
         markers = block.locator(".md-annotation").count()
         code = block.locator("code").first.text_content()
     finally:
