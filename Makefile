@@ -1,15 +1,21 @@
 # Two commands a user needs (see README):  make serve   and   make test
-# TORCH_SPEC picks the torch to install; CI sets TORCH_SPEC=torch==2.13.0 (the CPU wheel on its disk).
+# TORCH_SPEC picks the torch to install, TORCH_INDEX_URL where from (tools/install_torch.py chooses for the machine:
+# the CPU build without an NVIDIA driver); CI sets TORCH_SPEC=torch==2.13.0 (the CPU wheel on its disk).
 PYTHON ?= python3
 # One environment per Python: make test PYTHON=python3.13 sets up and uses .venv-python3.13 beside .venv
 VENV ?= $(if $(filter python3,$(PYTHON)),.venv,.venv-$(notdir $(PYTHON)))
 TORCH_SPEC ?= torch>=2.3
+TORCH_INDEX_URL ?=
 HOST ?= 127.0.0.1
 PORT ?= 8000
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pitfalls-installed
 export NO_MKDOCS_2_WARNING ?= 1
+SHELL := /bin/bash
 export PYTHONUNBUFFERED = 1
+# torch's profiler (Kineto) prints a USDT line at every start and stop of a profile, which reads as an alarm; its
+# level 6 is above every level it prints (a profiler that fails raises in Python all the same)
+export KINETO_LOG_LEVEL ?= 6
 
 .PHONY: setup serve build record record-release test test-fast bench mutation browser-deps fonts clean clean-cache
 
@@ -17,11 +23,9 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	@# torch before 2.4 was built against NumPy 1.x
-	@$(BIN)/python -c 'import sys, torch; sys.exit(tuple(map(int, torch.__version__.split(".")[:2])) >= (2, 4))' \
-		&& $(BIN)/python -m pip install --quiet "numpy<2" || true
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@# the torch build this machine can use (CPU without an NVIDIA driver), said in one line; NumPy 1.x beside torch < 2.4
+	@TORCH_SPEC="$(TORCH_SPEC)" TORCH_INDEX_URL="$(TORCH_INDEX_URL)" $(BIN)/python tools/install_torch.py
 	$(BIN)/python -m pip install --quiet -e ".[docs,test]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)
@@ -58,8 +62,9 @@ record-release:
 TEST_WORKERS ?= 2
 TEST_SITE ?= test-artifacts/site
 test: $(STAMP) browser-deps fonts
-	@rm -rf $(TEST_SITE)
-	$(BIN)/mkdocs build --strict -d $(TEST_SITE)
+	@rm -rf $(TEST_SITE) $(TEST_SITE).log
+	@# its log is kept beside it: a test reads it for lines that alarm a reader (tests/test_site.py)
+	@set -o pipefail; $(BIN)/mkdocs build --strict -d $(TEST_SITE) 2>&1 | tee $(TEST_SITE).log
 	PITFALLS_SITE_DIR=$(TEST_SITE) $(BIN)/python -m pytest --durations=10 -n $(TEST_WORKERS) --dist loadfile
 
 ## Tests without the site build and the browser (a few minutes)

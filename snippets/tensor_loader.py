@@ -77,8 +77,9 @@ BatchedTensorDataset is fast with ``collate_fn=BatchedTensorDataset.collate``: D
 the batches are still those of the same wrapper around ``TensorDataset`` — at ``default_collate``'s cost. With
 automatic batching (a ``batch_size`` or a ``batch_sampler``) it never calls ``dataset[i]``; its batches are
 fresh contiguous copies, lists as DataLoader's are, equal to those of ``DataLoader(TensorDataset(...))`` with
-the same arguments. With worker processes, each batch is copied once more, into shared memory, to reach the
-main process, as every DataLoader batch is.
+the same arguments. With worker processes, ``default_collate`` stacks a batch straight into shared memory inside
+the worker; a batch ``BatchedTensorDataset`` gathered before its ``collate`` is copied once more, into shared memory,
+to reach the main process.
 """
 
 from __future__ import annotations

@@ -116,9 +116,12 @@ def page_of(url_path: str) -> str:
 
 
 def discover_pages(site: Path) -> tuple[list[str], list[str]]:
-    """(pages in the sitemap, pages linked from the home page's navigation), each as :func:`page_of` names them."""
+    """(pages the site lists, pages linked from the home page's navigation), each as :func:`page_of` names them.
+    The site lists its pages in its sitemap when it was built with ``SITE_URL``, else in its search indexes."""
     published = site_url(site)
     sitemap = []
+    if not (site / "sitemap.xml").is_file():
+        return indexed_pages(site), _nav_pages(site)
     tree = ET.parse(site / "sitemap.xml")
     for loc in tree.getroot().iter(f"{_SITEMAP_NS}loc"):
         url = (loc.text or "").strip()
@@ -126,6 +129,23 @@ def discover_pages(site: Path) -> tuple[list[str], list[str]]:
             sitemap.append(page_of(url[len(published):]))
         else:
             sitemap.append(page_of(urlsplit(url).path))
+    return sitemap, _nav_pages(site)
+
+
+def indexed_pages(site: Path) -> list[str]:
+    """Every page the search indexes of the site's editions (``search/``, ``zh/search/``) locate."""
+    pages = []
+    for index in sorted(site.glob("search/search_index.json")) + sorted(site.glob("*/search/search_index.json")):
+        prefix = index.parent.parent.relative_to(site).as_posix()
+        prefix = "" if prefix == "." else f"{prefix}/"
+        for doc in json.loads(index.read_text(encoding="utf-8"))["docs"]:
+            page = prefix + doc["location"].split("#", 1)[0]
+            if page not in pages:
+                pages.append(page)
+    return pages
+
+
+def _nav_pages(site: Path) -> list[str]:
     nav = []
     # the home page of each edition: the default language at the root, the others in their folders (zh/)
     homes = [""] + sorted(f"{folder.name}/" for folder in site.iterdir()
@@ -136,7 +156,7 @@ def discover_pages(site: Path) -> tuple[list[str], list[str]]:
             target = urlsplit(urljoin(f"http://site/{home}", href))
             if target.netloc == "site" and page_of(target.path) not in nav:
                 nav.append(page_of(target.path))
-    return sitemap, nav
+    return nav
 
 
 def _file_for(site: Path, url_path: str) -> Path | None:

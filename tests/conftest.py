@@ -95,7 +95,13 @@ def built_site(tmp_path_factory) -> Path:
 def _strict_build(dest: Path) -> Path:
     process = build_site(dest)
     assert process.returncode == 0, f"strict build failed:\n{process.stdout[-4000:]}\n{process.stderr[-8000:]}"
+    build_log(dest).write_text(process.stdout + process.stderr, encoding="utf-8")
     return dest
+
+
+def build_log(site: Path) -> Path:
+    """What the build of ``site`` printed, beside it (``make test`` writes it there too)."""
+    return site.with_name(site.name + ".log")
 
 
 @pytest.fixture(autouse=True)

@@ -164,8 +164,11 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
     assert convert(str(source), execute=True, kernel_name="", theme="light") == "<html>"
     target = hook._executed_path(str(source))
     assert calls == [(str(target), {"execute": False, "kernel_name": "", "theme": "light"})]
-    assert executed == [{"kernel_name": "python3", "allow_errors": False,
-                         "resources": {"metadata": {"path": str(tmp_path)}}}]
+    [options] = executed
+    kernel = options.pop("km")
+    assert options == {"allow_errors": False, "resources": {"metadata": {"path": str(tmp_path)}}}
+    # the kernel talks over a Unix socket (no "running over TCP without encryption" warning), named python3
+    assert kernel.kernel_name == "python3" and kernel.transport == "ipc"
     stored = json.loads(target.read_text())
     assert "".join(stored["cells"][0]["outputs"][0]["text"]) == "42\n"
 
@@ -175,7 +178,7 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
     assert calls == [(str(target), {"execute": False, "kernel_name": "other", "allow_errors": True})]
     monkeypatch.setattr(hook._session, "reexecute", True)  # REFRESH=1: executed again, with the options given
     convert(str(source), execute=True, kernel_name="other", allow_errors=True)
-    assert executed[-1]["kernel_name"] == "other" and executed[-1]["allow_errors"] is True
+    assert executed[-1]["km"].kernel_name == "other" and executed[-1]["allow_errors"] is True
 
 
 @pytest.mark.parametrize("path, execute", [("question.py", False), ("question.ipynb", True)])

@@ -7,6 +7,7 @@ signal handlers are recorded, not installed. (tests/test_serve.py runs the real 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import socket
@@ -108,8 +109,10 @@ class FakeChild:
 
 @pytest.fixture()
 def fake_mkdocs(monkeypatch, tmp_path):
-    """Run main() in a folder with a mkdocs.yml, a free port, a fake MkDocs and recorded signal handlers."""
+    """Run main() in a folder with a mkdocs.yml, a free port, a fake MkDocs and recorded signal handlers (and a
+    result cache of its own, holding nothing to measure)."""
     handlers = {}
+    monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path / "cache" / "results"))
     monkeypatch.setattr(serve.subprocess, "Popen", FakeChild)
     monkeypatch.setattr(serve.signal, "signal", lambda sig, handler: handlers.__setitem__(sig, handler))
     monkeypatch.setattr(serve, "port_in_use", lambda host, port: None)
@@ -124,7 +127,7 @@ def fake_mkdocs(monkeypatch, tmp_path):
 def test_help_says_what_it_does(help_of):
     out = help_of(serve.main)
     assert out.startswith("usage: make serve [-h] [--addr ADDR] [--config CONFIG] ")
-    assert ("``make serve``: build the site strictly, serve it with live reload, and say plainly what went wrong."
+    assert ("``make serve``: serve the site at once, then measure this machine and rebuild as its results arrive."
             in out)
     assert "--addr ADDR host:port to serve on (make serve PORT=…)" in out
     assert "--config CONFIG MkDocs configuration file" in out
@@ -153,7 +156,8 @@ def test_the_opening_line_is_out_before_mkdocs_starts(fake_mkdocs, monkeypatch):
                         or FakeChild(*a, **k))
     serve.main([])
     [before] = started
-    assert before[0].startswith("make serve: building the site") and before[-1] == "<flush>"
+    assert before[0].startswith("make serve: building the site from this machine's results and, where it has none "
+                                "yet, the recorded ones") and before[-1] == "<flush>"
 
 
 def test_it_runs_a_strict_mkdocs_serve_on_the_address(fake_mkdocs, capsys, monkeypatch):
@@ -161,21 +165,25 @@ def test_it_runs_a_strict_mkdocs_serve_on_the_address(fake_mkdocs, capsys, monke
     FakeChild.lines = ["INFO - Building documentation...\n", "INFO - [09:00:00] Serving on http://127.0.0.1:8123/\n"]
     assert serve.main(["--addr", "127.0.0.1:8123"]) == 0
     [child] = FakeChild.instances
+    cache = os.environ["PITFALLS_CACHE_DIR"]
     assert child.command == [sys.executable, "-m", "mkdocs", "serve", "--strict", "--config-file", "mkdocs.yml",
-                             "--dev-addr", "127.0.0.1:8123"]
+                             "--dev-addr", "127.0.0.1:8123", "--watch", cache]
     assert child.options == {"stderr": serve.subprocess.PIPE, "text": True, "bufsize": 1}
     assert child.env["PYTHONUNBUFFERED"] == "1" and child.env["PATH"] == os.environ["PATH"]
+    assert child.env["PITFALLS_DEFER"] == "1", "what is not measured here yet is shown as recorded"
     err = capsys.readouterr().err
-    assert err == ("make serve: building the site (every experiment not yet cached on this machine runs now), then "
-                   "serving it on http://127.0.0.1:8123/ — Ctrl+C stops it.\n" + "".join(FakeChild.lines))
+    assert err == ("make serve: building the site from this machine's results and, where it has none yet, the "
+                   "recorded ones; serving it on http://127.0.0.1:8123/, then measuring this machine — Ctrl+C stops "
+                   "it.\n" + "".join(FakeChild.lines)
+                   + "make serve: every value on the site was measured on this machine.\n")
 
 
 def test_defaults_and_another_config(fake_mkdocs, tmp_path):
     (tmp_path / "other.yml").write_text("site_name: y\n")
     assert serve.main([]) == 0
-    assert FakeChild.instances[-1].command[-3:] == ["mkdocs.yml", "--dev-addr", "127.0.0.1:8000"]
+    assert FakeChild.instances[-1].command[-5:-2] == ["mkdocs.yml", "--dev-addr", "127.0.0.1:8000"]
     assert serve.main(["--config", "other.yml"]) == 0
-    assert FakeChild.instances[-1].command[-4:] == ["--config-file", "other.yml", "--dev-addr", "127.0.0.1:8000"]
+    assert FakeChild.instances[-1].command[-6:-2] == ["--config-file", "other.yml", "--dev-addr", "127.0.0.1:8000"]
 
 
 def test_ctrl_c_is_left_to_mkdocs_and_sigterm_stops_it(fake_mkdocs):
@@ -262,3 +270,93 @@ def test_a_child_started_with_sigint_ignored_still_raises_keyboardinterrupt_with
     finally:
         signal.signal(signal.SIGINT, previous)
     assert (ignored, restored) == (3, 0)
+
+
+# ---- measuring this machine while the recorded results are served ------------------------------------------------
+
+class FakeBuild:
+    """The measuring ``mkdocs build``: scripted log lines and an exit status."""
+
+    def __init__(self, lines: list[str], status: int):
+        self.stderr, self.status, self.terminated = iter(lines), status, False
+
+    def wait(self, timeout=None):
+        return self.status
+
+    def poll(self):
+        return self.status
+
+    def terminate(self):
+        self.terminated = True
+
+
+def _measure(tmp_path, monkeypatch, lines, status, pending=None):
+    from snippets.lab import store
+
+    monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path / "cache" / "results"))
+    store.cache_dir().mkdir(parents=True)
+    store.store_text(store.pending_path(), json.dumps(pending if pending is not None else {
+        "experiments": {"loader.bandwidth": 40.0, "seeding.creation_order": 2.0}, "notebooks": []}))
+    started = []
+    monkeypatch.setattr(serve.subprocess, "Popen", lambda command, **options: started.append((command, options))
+                        or FakeBuild(lines, status))
+    measuring = serve.Measuring.start("mkdocs.yml")
+    if measuring is not None:
+        measuring.thread.join(10)
+    state = json.loads(store.progress_path().read_text()) if store.progress_path().exists() else None
+    return measuring, started, state
+
+
+def test_the_measuring_build_measures_what_was_shown_as_recorded_and_says_when_it_is_done(tmp_path, monkeypatch,
+                                                                                          capsys):
+    monkeypatch.setenv("PITFALLS_DEFER", "1")
+    lines = ["INFO    -  pitfalls: measuring 1 timing experiments, the processes taking turns\n",
+             "INFO    -  pitfalls: timing, process 1 of 2: loader.bandwidth\n",
+             "pitfalls: gather bandwidth: 2/3 (67%), 9 s elapsed\n",
+             "INFO    -  pitfalls: timing, process 2 of 2: loader.bandwidth\n",
+             "INFO    -  pitfalls: running seeding.creation_order()\n",
+             "INFO    -  pitfalls: seeding.creation_order done in 1.9 s\n"]
+    measuring, [(command, options)], state = _measure(tmp_path, monkeypatch, lines, 0)
+    assert command[2:5] == ["mkdocs", "build", "--strict"] and "PITFALLS_DEFER" not in options["env"]
+    assert options["env"]["PITFALLS_LANGUAGE"] == "en", "the experiments run once, whatever the languages"
+    assert state == {"done": 2, "total": 2, "left_s": 0}
+    err = capsys.readouterr().err
+    assert "make serve: measuring this machine: 2 results shown as recorded elsewhere until then" in err
+    assert "make serve: measured 1 of 2" in err and "make serve: measured 2 of 2" in err
+    assert "every value on the site is now its own" in err
+    assert not (tmp_path / "cache" / "measure-site").exists()
+
+
+def test_a_measuring_build_that_fails_says_why_in_the_terminal_and_to_the_pages(tmp_path, monkeypatch, capsys):
+    lines = ["INFO    -  pitfalls: running seeding.creation_order()\n",
+             "ERROR   -  Claim contradicted: check seeding.one_seed_differs <b>does not hold</b>\n",
+             "Aborted with a BuildError!\n"]
+    _, _, state = _measure(tmp_path, monkeypatch, lines, 1)
+    assert state == {"failed": "ERROR   -  Claim contradicted: check seeding.one_seed_differs <b>does not hold</b>"}
+    err = capsys.readouterr().err
+    assert "make serve (measuring): ERROR   -  Claim contradicted" in err
+    assert "measuring this machine failed; the pages keep the recorded values and say why" in err
+
+
+def test_nothing_to_measure_starts_nothing(tmp_path, monkeypatch, capsys):
+    measuring, started, state = _measure(tmp_path, monkeypatch, [], 0, {"experiments": {}, "notebooks": []})
+    assert measuring is None and started == [] and state is None
+    assert capsys.readouterr().err == "make serve: every value on the site was measured on this machine.\n"
+
+
+def test_stopping_make_serve_ends_the_measuring_build(tmp_path, monkeypatch):
+    build = FakeBuild([], None)
+    build.wait = lambda timeout=None: 0
+    measuring = serve.Measuring(build, {"loader.bandwidth": 1.0}, [], tmp_path / "site")
+    measuring.stop()
+    assert build.terminated
+
+
+def test_the_time_left_is_the_recorded_seconds_still_to_measure_at_the_pace_so_far(tmp_path, monkeypatch):
+    measuring = serve.Measuring(FakeBuild([], 0), {"a": 30.0, "b": 90.0}, [], tmp_path / "site")
+    measuring.thread.join(10)
+    measuring.started = serve.time.monotonic() - 60  # 60 s for what took 30 s there: twice as slow here
+    measuring.done_weight = 30.0
+    assert measuring.left_s() == pytest.approx(180, rel=0.01)
+    measuring.done_weight = 0.0
+    assert measuring.left_s() is None, "no pace yet: no estimate"

@@ -396,12 +396,14 @@ def test_a_speed_shift_inside_a_round_is_caught_by_its_two_references(scripted_m
     assert result["b"]["rounds"] == [2.0, 2.0, 2.0] and result["b"]["drift_rounds_left_out"] == 1
 
 
-def test_a_machine_drifting_in_most_rounds_is_flagged_and_decides_nothing(scripted_measure):
+def test_a_machine_drifting_in_most_rounds_is_flagged_and_its_interval_widened(scripted_measure):
     scripted_measure.script.update(ref=[1.0, 1.8, 1.0, 1.8, 1.0, 1.8, 1.0, 1.0], a=[1.0] * 4, b=[5.0] * 4)
     result = timing.interleaved({"a": lambda: "a", "b": lambda: "b"}, rounds=4, min_run_time=0.1)
     assert result["b"]["drifted"] and len(result["b"]["rounds"]) == 4 and result["b"]["drift_rounds_left_out"] == 0
     interval = timing.ratio(result["b"], result["a"])
-    assert interval["drifted"] and timing.is_noisy(interval) and timing.decide(interval, ">", 2) is None
+    assert interval["drifted"] and timing.is_noisy(interval)
+    # widened by 1 + 2 × DRIFT_LIMIT: 5× is still past 2× (decided) and no longer past 4.5× (undecided)
+    assert timing.decide(interval, ">", 2) is True and timing.decide(interval, ">", 4.5) is None
 
 
 @pytest.mark.parametrize("pairs, moved", [
@@ -595,7 +597,10 @@ def test_too_few_steady_processes_mark_the_ratio_drifted():
     other, base = _pooled_with_drift([2.0, 2.1, 1.9, 2.0, 3.6], [False, False, True, True, True])
     interval = timing.ratio(other, base)
     assert interval["processes"] == 5 and interval["drifted"] and other["drifted"]
-    assert timing.is_noisy(interval) and timing.decide(interval, ">", 1.0) is None
+    # widened for the drift (×1.3 each side) and decided on that: past 1×, not clear of 2×
+    assert interval["low"] == pytest.approx(interval["low_quiet"] / (1 + 2 * timing.DRIFT_LIMIT))
+    assert timing.is_noisy(interval) and timing.decide(interval, ">", 1.0) is True
+    assert timing.decide(interval, ">", 2.0) is None
 
 
 def test_a_share_leaves_out_a_drifted_process_too():

@@ -149,16 +149,42 @@ def test_a_real_snapshot_sees_this_process_work():
     assert after[2] > before[2] and after[1] >= before[1]
 
 
-def test_ratio_carries_the_larger_contention_and_a_contended_ratio_is_noisy_and_undecided():
+def test_ratio_carries_the_larger_contention_and_a_contended_ratio_is_widened_not_vetoed():
+    """A busy machine widens the interval by the slowdown it could cause one side alone, 1/(1 − c); a claim is
+    decided on the widened interval: past its bound it holds (or fails), across it it is undecided."""
     quiet = {**_rounds([1.0] * 6), "contention": 0.01}
     busy = {**_rounds([3.0] * 6), "contention": 0.4}
     interval = timing.ratio(busy, quiet)
-    assert interval["contention"] == 0.4 and interval["low"] == interval["high"] == 3.0
+    assert interval["contention"] == 0.4 and interval["value"] == 3.0
+    assert interval["low_quiet"] == interval["high_quiet"] == 3.0
+    assert interval["low"] == pytest.approx(3.0 * 0.6) and interval["high"] == pytest.approx(3.0 / 0.6)
     assert timing.is_noisy(interval), "tight, but measured on a busy machine"
-    assert timing.decide(interval, ">", 2.0) is None and timing.decide(interval, "<", 2.0) is None
+    # past the bound after widening: decided, both ways
+    assert timing.decide(interval, ">", 1.5) is True and timing.decide(interval, "<", 1.5) is False
+    assert timing.decide(interval, "<", 6.0) is True and timing.decide(interval, ">", 6.0) is False
+    # across the bound once widened: undecided
+    assert timing.decide(interval, ">", 2.0) is None and timing.decide(interval, "<", 4.0) is None
     calm = timing.ratio({**busy, "contention": 0.05}, quiet)
     assert calm["contention"] == 0.05 and not timing.is_noisy(calm) and timing.decide(calm, ">", 2.0) is True
+    assert calm["low"] == calm["high"] == 3.0, "a quiet machine's interval is not widened"
     assert timing.ratio(_rounds([3.0] * 6), _rounds([1.0] * 6))["contention"] is None
+
+
+def test_a_drifted_ratio_is_widened_and_still_decided():
+    a, b = {**_rounds([10.0] * 6), "drifted": True}, _rounds([1.0] * 6)
+    interval = timing.ratio(a, b)
+    factor = 1 + 2 * timing.DRIFT_LIMIT
+    assert interval["low"] == pytest.approx(10 / factor) and interval["high"] == pytest.approx(10 * factor)
+    assert timing.decide(interval, ">", 3.0) is True and timing.decide(interval, ">", 9.0) is None
+
+
+def test_a_busy_share_is_widened_and_decided_on_its_widened_interval():
+    part = {**_rounds([1.0, 1.1, 0.9, 1.0, 1.05, 0.95]), "contention": 0.5}
+    whole = _rounds([2.0, 2.2, 1.8, 2.0, 2.1, 1.9])
+    shared = timing.share([(part, whole)])
+    assert shared["low"] == pytest.approx(shared["low_quiet"] * 0.5)
+    assert shared["high"] == pytest.approx(shared["high_quiet"] / 0.5)
+    assert timing.decide(shared, ">", 0.2) is True and timing.decide(shared, ">", 0.4) is None
 
 
 def _fake_contention(monkeypatch, shares):
@@ -192,7 +218,9 @@ def test_a_machine_busy_throughout_keeps_every_round_and_says_so(monkeypatch):
     assert len(result["other"]["rounds"]) == 4 and result["other"]["busy_rounds_left_out"] == 0
     assert result["other"]["contention"] == pytest.approx(0.375)
     interval = timing.ratio(result["other"], result["base"])
-    assert timing.is_noisy(interval) and timing.decide(interval, ">", 1.0) is None
+    # 5× measured, widened by 1/(1 − 0.375) for the busy machine: still past 1×, so decided; not past 4×
+    assert timing.is_noisy(interval) and timing.decide(interval, ">", 1.0) is True
+    assert timing.decide(interval, ">", 4.0) is None
 
 
 def test_rounds_too_short_to_judge_are_judged_together(monkeypatch):

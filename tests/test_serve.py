@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -172,3 +173,48 @@ def test_make_serve_with_a_failing_page_stops_with_one_clear_message(serve_copy)
             if line.strip() and not re.match(r"make(\[\d+\])?: \*\*\*", line)]
     assert ours[-1].startswith("make serve: the site did not build"), ours[-5:]
     assert "Serving on" not in process.stderr
+
+
+def test_make_serve_shows_recorded_values_at_once_then_this_machines_in_both_languages(serve_copy, tmp_path):
+    """A result this machine has not measured yet is served at once from the recorded machine, marked so in each
+    language; the measuring build then measures it, the site rebuilds, and the mark is gone."""
+    copy = serve_copy
+    lead = (copy / "results" / "primary").read_text().strip()
+    shutil.rmtree(copy / ".cache" / "results" / "seeding.creation_order")  # not measured on this machine yet
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}/"
+    env = _env(copy)
+    env.pop("PITFALLS_LANGUAGE")  # both languages
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(_make_serve(copy, port), cwd=copy, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_for(lambda: _get(base), 900, process, log, f"the home page on {base}")
+        pages = {"en": base + "seeding-order/", "zh": base + "zh/seeding-order/"}
+        marks = {"en": f"Recorded on {lead} with ", "zh": f"记录于 {lead}，测量环境："}
+        notes = {"en": "Recorded elsewhere, for now", "zh": "暂用其他机器的记录"}
+        first = {language: _get(url) or "" for language, url in pages.items()}
+        served_log = log.read_text()
+        for language in pages:
+            if marks[language] not in first[language]:  # measured before this look: the switch is checked below
+                assert "every value on the site is now its own" in served_log, f"{language}: no recorded mark"
+                continue
+            assert notes[language] in first[language] and 'class="admonition info pitfalls-measuring"' in \
+                first[language]
+        _wait_for(lambda: "every value on the site is now its own" in log.read_text(), 900, process, log,
+                  "the measuring build to finish")
+        for language, url in pages.items():
+            now = _wait_for(lambda: (lambda html: html if html and marks[language] not in html
+                                     and "pitfalls-measuring" not in html else None)(_get(url)),
+                            300, process, log, f"the {language} page to show this machine's values")
+            assert "pitfalls-stamp--recorded" not in now
+        served_log = log.read_text()
+        assert "make serve: measuring this machine: " in served_log and "make serve: measured " in served_log
+        assert (copy / ".cache" / "results" / "seeding.creation_order").is_dir(), "measured into the cache"
+        assert "Aborted" not in served_log and "Traceback" not in served_log
+        assert not (copy / ".cache" / "measure-site").exists(), "the measuring build's site is removed"
+    finally:
+        _stop(process)
+    leftover = subprocess.run(["pgrep", "-f", f"site-dir {copy}/.cache/measure-site"], capture_output=True)
+    assert leftover.returncode == 1, "a measuring process outlived make serve"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, build_site
+from conftest import ROOT, build_log, build_site
 
 pytestmark = pytest.mark.site
 
@@ -63,6 +63,19 @@ def _says(markdown: str) -> tuple[int, int]:
             else:
                 always += line.count("say(")
     return always, only_if if not looped else None
+
+
+# Lines a reader takes for an alarm that is none: torch's CUDA probes and profiler markers on a CPU machine, NumPy's
+# import warning, the notebook kernel's transport warning, any ERROR or traceback.
+ALARMS = re.compile(r"\bERROR\b|USDT:|No CUDA runtime|gpuGetDeviceCount|Failed to initialize NumPy|"
+                    r"without encryption|Traceback")
+
+
+def test_the_build_log_holds_no_line_that_reads_as_an_alarm(built_site):
+    log = build_log(built_site)
+    assert log.is_file(), f"no build log beside {built_site} (make test and the built_site fixture write {log.name})"
+    alarms = [line for line in log.read_text(encoding="utf-8").splitlines() if ALARMS.search(line)]
+    assert not alarms, "\n".join(alarms[:20])
 
 
 def test_the_claim_count_knows_which_claims_run_only_on_some_machines():

@@ -74,6 +74,8 @@ class Result:
     elapsed_s: float
     timing: bool
     cached: bool = field(default=False)
+    # The recorded machine it comes from, when make serve shows a recording until this machine has measured it
+    recorded_on: str | None = field(default=None)
     # The experiment that produced it (not stored): the code panel shows its source.
     exp: Experiment | None = field(default=None, repr=False, compare=False)
 
@@ -83,6 +85,11 @@ class Result:
     @property
     def stamp(self) -> str:
         return environment.stamp(self.fingerprint, self.computed_at)
+
+    @property
+    def here(self) -> bool:
+        """Measured by this machine (not a recording shown while make serve measures it)."""
+        return self.recorded_on is None
 
 
 def source_digest(func: Callable) -> str:
@@ -197,6 +204,23 @@ def _frozen_result(exp: Experiment, params: dict) -> Result:
     return result
 
 
+def _recorded_instead(exp: Experiment, params: dict) -> Result | None:
+    """While ``make serve`` measures this machine (``store.deferred``): the leading recorded machine's result of
+    ``exp(**params)``, marked as recorded there, and noted as pending in the build; None when no recording holds
+    it for today's code (it is then measured here, now)."""
+    try:
+        lead = store.primary(find_experiment)
+    except store.ArchiveError:
+        return None
+    result, _ = from_recording(lead, exp, params)
+    if result is None:
+        return None
+    result.recorded_on = lead.label
+    build = context.current()
+    build.pending.setdefault(build.page, {})[exp.name] = result.elapsed_s
+    return result
+
+
 def run(exp: Experiment, /, **params: Any) -> Result:
     """Return ``exp(**params)`` from the store, computing and storing it on a miss.
 
@@ -217,6 +241,10 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     if entry is not None:
         return Result(entry["value"], exp.name, params, fp, entry["computed_at"], entry["elapsed_s"],
                       exp.timing, cached=not fresh, exp=exp)
+    if store.deferred() and not refresh and recording is None:
+        shown_instead = _recorded_instead(exp, params)
+        if shown_instead is not None:
+            return shown_instead
 
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
     log.info("pitfalls: running %s(%s)", exp.name, shown)
@@ -300,7 +328,7 @@ def prefetch(names: set[str] | None = None) -> list[str]:
     then spread over the whole pass instead of running back to back. A page's ``run`` then finds the result in
     the cache, marked as measured by this build. An experiment that fails here is left to its page, which reports
     it. Returns the names measured. Nothing happens in a frozen build, or with one process."""
-    if store.frozen() or replicas.processes() == 1:
+    if store.frozen() or store.deferred() or replicas.processes() == 1:
         return []
     build = context.current()
     fp = environment.fingerprint()

@@ -27,7 +27,6 @@ from typing import Any, Callable
 from . import context, i18n, machines
 from .cache import Result
 from .i18n import t
-from .timing import CONTENTION_LIMIT
 
 
 class ClaimError(AssertionError):
@@ -170,12 +169,8 @@ def say(outcome: Check, sentence: str) -> str:
 
 
 def _undecided_because(values: dict) -> str:
-    """Why a timing check decided nothing, in the page's language: the machine drifted or was busy while it was
-    measured, there was no interval, or the interval straddles the threshold (the sentence shows it)."""
-    if values.get("drifted"):
-        return t("the machine's speed drifted while it was measured")
-    if values.get("contention") is not None and values["contention"] > CONTENTION_LIMIT:
-        return t("other programs used {share} of the CPU while it was measured", share=f"{values['contention']:.0%}")
+    """Why a timing check decided nothing, in the page's language: there was no interval, or the interval (widened
+    for a busy or drifting machine, ``timing.widened``) straddles the threshold (the sentence shows it)."""
     if values.get("low") is None or values.get("high") is None:
         return t("too few repeats for an interval")
     return t("its interval reaches both sides of the threshold")

@@ -43,6 +43,8 @@ class Build:
     refreshed: set[str] = field(default_factory=set)
     # keys measured by cache.prefetch() in this build before its pages ran (their pages show them as fresh)
     measured_before_pages: set[str] = field(default_factory=set)
+    # experiments whose results the pages show from a recording while make serve measures them (store.deferred)
+    pending: dict[str | None, dict[str, float]] = field(default_factory=dict)  # {page: {experiment: its seconds}}
     # the site's Markdown extensions, to draw recorded machines' tables like the page's (set by the hook)
     markdown: tuple[list, dict] = (["tables", "admonition", "attr_list", "md_in_html"], {})
     tab_sets: int = 0  # content-tab groups made so far (their ids)

@@ -38,6 +38,10 @@ from urllib.parse import unquote
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
+# torch's profiler (Kineto) prints a "USDT: … profiler_start" line at every profile, in this process and in the timing
+# workers it starts: level 6 is above every level it prints (a profiler that fails still raises in Python)
+os.environ.setdefault("KINETO_LOG_LEVEL", "6")
+
 _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
 CODE_FOLDER = "code"
 
@@ -61,6 +65,7 @@ class _Session:
         self.executed_dir: Path | None = None  # where executed notebooks are kept
         self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
         self.ratios: dict[str, dict] = {}  # bootstrap intervals computed: see _remember_ratios
+        self.pending_notebooks: set[str] = set()  # shown as recorded while make serve measures (store.deferred)
 
 
 _session = _Session()
@@ -161,7 +166,15 @@ def _executed_path(source: str) -> Path:
         return machines.frozen_notebook(Path(source))
     digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
     assert _session.executed_dir is not None
-    return _session.executed_dir / f"{Path(source).stem}-{digest}.ipynb"
+    mine = _session.executed_dir / f"{Path(source).stem}-{digest}.ipynb"
+    if not mine.exists() and _lab("store").deferred():  # make serve: the recording's until this machine's is made
+        try:
+            recorded = machines.frozen_notebook(Path(source))
+        except _lab("store").ArchiveError:
+            return mine
+        _session.pending_notebooks.add(source)
+        return recorded
+    return mine
 
 
 def _keep_executed(original):
@@ -177,7 +190,9 @@ def _keep_executed(original):
             executed = str(_translated(str(nb_path), twin, lambda: nb2html(str(twin), execute=True,
                                                                            kernel_name=kernel_name, **options)))
             return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
-        if machines.frozen():  # FROZEN=1: the leading machine's executed notebook, never an execution
+        if machines.frozen() or (_lab("store").deferred() and _executed_path(nb_path).exists()):
+            # FROZEN=1: the leading machine's executed notebook, never an execution; so too under make serve until
+            # this machine has executed it (``store.deferred``)
             executed = str(_executed_path(nb_path))
             return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
         recording = _recording()
@@ -199,8 +214,21 @@ def _keep_executed(original):
 
         notebook = jupytext.read(nb_path)
         logging.getLogger("mkdocs.plugins.pitfalls").info("pitfalls: executing notebook %s", nb_path)
-        NotebookClient(notebook, kernel_name=kernel_name or "python3", allow_errors=options.get("allow_errors", False),
-                       resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute()
+        import tempfile
+
+        from jupyter_client.manager import KernelManager
+
+        # over IPC (a Unix socket in a folder of its own), not TCP: nothing listens on the network, and the kernel
+        # has no "running over TCP without encryption" warning to print
+        with tempfile.TemporaryDirectory(prefix="pitfalls-kernel-") as sockets:
+            kernel = KernelManager(kernel_name=kernel_name or "python3", transport="ipc",
+                                   ip=str(Path(sockets) / "kernel"))
+            try:
+                NotebookClient(notebook, km=kernel, allow_errors=options.get("allow_errors", False),
+                               resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute()
+            finally:  # a kernel manager handed to nbclient is ours to shut down
+                if kernel.has_kernel:
+                    kernel.shutdown_kernel(now=True)
         target.parent.mkdir(parents=True, exist_ok=True)
         _lab("store").store_text(target, nbformat.writes(notebook))
         if recording is not None:  # into the recording being made by make record
@@ -369,6 +397,7 @@ def on_config(config):
     logger.setLevel(logging.WARNING)
     if first:
         _session.failures.clear()
+        _session.pending_notebooks.clear()
         if "zh" in _languages(config):
             problem = _lab("fonts").problem()
             if problem:
@@ -626,6 +655,7 @@ def on_page_content(html, page, **kwargs):
         entry = _session.contradicted.setdefault((claim["check"], claim["measured"]), {**claim, "pages": []})
         entry["pages"].append((claim["page"], claim["sentence"]))
     build.contradicted.clear()
+    html = with_measuring_note(html, build.pending.get(source))
     if build.language == "en":
         html = _lab("claims").capitalised(html)
     elif build.language == "zh":
@@ -638,6 +668,40 @@ def on_page_content(html, page, **kwargs):
     html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
     _session.code.update(bodies)
     return in_parts(sized_code_blocks(html))
+
+
+def with_measuring_note(html: str, pending: dict | None) -> str:
+    """Under ``make serve``'s first builds (``store.deferred``), a page that shows recorded results says so under its
+    title, with how far this machine's measuring build has got (``serve``) or why it failed."""
+    store, t = _lab("store"), _lab("i18n").t
+    if not pending or not store.deferred():
+        return html
+    import html as html_module
+    import json
+
+    try:
+        state = json.loads(store.progress_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        state = {}
+    lead = html_module.escape(store.primary_label() or "")
+    if isinstance(state.get("failed"), str):
+        title = t("Measuring this machine failed")
+        body = t("These numbers stay those recorded on {label}. What failed: {error}", label=lead,
+                 error=html_module.escape(state["failed"]))
+        kind = "failure"
+    else:
+        title = t("Recorded elsewhere, for now")
+        done, total, left = state.get("done"), state.get("total"), state.get("left_s")
+        so_far = (t(" {done} of {total} experiments measured so far, about {minutes} min left.", done=done,
+                    total=total, minutes=max(1, round(left / 60)))
+                  if isinstance(done, int) and isinstance(total, int) and isinstance(left, (int, float)) else "")
+        body = t("Numbers marked as recorded on {label} are that machine's, until this machine has measured them: "
+                 "make serve is measuring now, and the page reloads as results arrive.", label=lead) + so_far
+        kind = "info"
+    note = (f'<div class="admonition {kind} pitfalls-measuring" role="status"><p class="admonition-title">{title}</p>'
+            f"<p>{body}</p></div>\n")
+    end = html.find("</h1>")
+    return html[:end + 5] + "\n" + note + html[end + 5:] if end >= 0 else note + html
 
 
 # The characters of code a 320 px phone shows on one line (8.5 px a character in a 262 px code box, rounded down).
@@ -829,6 +893,9 @@ def on_post_build(config):
     palette-switching rule of Material's palette stylesheet to the toggle (``switching_rule_keyed_to_the_toggle``)."""
     site = Path(config.site_dir)
     switching_rule_keyed_to_the_toggle(site)
+    if not getattr(config, "site_url", None):  # a sitemap lists absolute addresses: with no SITE_URL there is none to give
+        for sitemap in [*site.glob("sitemap.xml*"), *site.glob("*/sitemap.xml*")]:
+            sitemap.unlink()
     sheets = sorted(site.glob("assets/stylesheets/main.*.min.css")) + sorted(
         site.glob("assets/stylesheets/palette.*.min.css")) + [site / css for css in config.extra_css]
     hrefs = [f"../{sheet.relative_to(site).as_posix()}" for sheet in sheets if sheet.is_file()]
@@ -842,12 +909,22 @@ def on_post_build(config):
             body, title=i18n.t("Code behind a result — {site}", site=config.site_name), stylesheets=hrefs),
             encoding="utf-8")
     build = _lab("context").current()
+    if _lab("store").deferred():  # what make serve's measuring build has to measure, and how long it took there
+        import json
+
+        pending = {name: seconds for page in build.pending.values() for name, seconds in page.items()}
+        _lab("store").store_text(_lab("store").pending_path(), json.dumps(
+            {"experiments": pending, "notebooks": sorted(_session.pending_notebooks)}, sort_keys=True))
     if language != i18n.DEFAULT and _whole_site(config):
         left = i18n.unused(language, build.used)
         if left:  # an entry no page printed: a template that drifted from its English, or one nobody uses
             raise PluginError(f"{len(left)} {language} catalogue entr{'ies' if len(left) > 1 else 'y'} no page used "
                               f"(remove, or note it under \"unused\" in a {language}.notes.json beside its catalogue, with why): "
                               + "; ".join(repr(key) for key in left))
+    if last:  # the timing workers measured what this build needed: none outlives it (mkdocs serve goes on)
+        replicas = sys.modules.get("snippets.lab.replicas")
+        if replicas is not None:
+            replicas.close_all()
     if last and _session.contradicted:
         failures = list(_session.contradicted.values())
         _session.contradicted.clear()

@@ -178,7 +178,9 @@ def _pieces_body(pieces: list[code.Piece]) -> str:
 def provenance_line(result: Result) -> str:
     params = ", ".join(f"{k}={v!r}" for k, v in result.params.items()) or t("no parameters")
     when = result.computed_at.replace("T", " ").removesuffix("+00:00") + (" UTC" if "+00:00" in result.computed_at else "")
-    origin = (t("read from this machine's result cache (computed {when})", when=when) if result.cached
+    origin = (t("recorded on {label} (computed {when}), not yet measured on this machine", label=html.escape(
+                  result.recorded_on), when=when) if not result.here
+              else t("read from this machine's result cache (computed {when})", when=when) if result.cached
               else t("computed by this build"))
     return (f'<p class="pitfalls-provenance"><code>{html.escape(result.experiment)}'
             f"({html.escape(params)})</code> — "

@@ -471,16 +471,27 @@ def measured_on(result: Result) -> str:
     (``stamp_line``); its code panel still names it."""
     build = context.current()
     if build.page:
-        build.stamps[build.page] = result.stamp
+        build.stamps[build.page] = _where_from(result)
+    if not result.here:
+        return t("Numbers on this page recorded on {label} with {stamp}, until this machine has measured them.",
+                 label=html.escape(result.recorded_on), stamp=html.escape(i18n.stamp(result.stamp)))
     return t("Numbers on this page measured with {stamp}.", stamp=html.escape(i18n.stamp(result.stamp)))
+
+
+def _where_from(result: Result) -> str:
+    return result.stamp if result.here else f"{result.recorded_on}: {result.stamp}"
 
 
 def stamp_line(result: Result) -> str:
     """The environment a table or figure was measured in, under it: only where it is not the one the page's
     In short names (``measured_on``) — once per page, not under every table."""
     build = context.current()
-    if build.page and build.stamps.get(build.page) == result.stamp:
+    if build.page and build.stamps.get(build.page) == _where_from(result):
         return ""
+    if not result.here:
+        return ('<p class="pitfalls-stamp pitfalls-stamp--recorded">' + t(
+            "Recorded on {label} with {stamp}: not measured on this machine yet",
+            label=html.escape(result.recorded_on), stamp=html.escape(i18n.stamp(result.stamp))) + "</p>\n")
     return '<p class="pitfalls-stamp">' + t("Measured with {stamp}", stamp=html.escape(i18n.stamp(result.stamp))) + "</p>\n"
 
 

@@ -229,6 +229,23 @@ def frozen() -> bool:
     return os.environ.get("FROZEN", "").strip().lower() in _TRUE
 
 
+def deferred() -> bool:
+    """``make serve``'s first builds (``PITFALLS_DEFER=1``): a result this machine has not measured yet is the
+    leading recorded machine's, marked as such, while a separate build measures this machine (``serve``)."""
+    return os.environ.get("PITFALLS_DEFER", "").strip().lower() in _TRUE and not frozen()
+
+
+def progress_path() -> Path:
+    """What ``make serve``'s measuring build has done so far (``serve``), read by the pages it rebuilds: inside
+    the result cache, which ``make serve`` watches, so that writing it reloads the pages."""
+    return cache_dir() / "measuring.json"
+
+
+def pending_path() -> Path:
+    """What a deferred build showed from a recording (``deferred``): the experiments ``make serve`` measures."""
+    return cache_dir().parent / "pending.json"
+
+
 def recordings(find: Find | None = None) -> tuple[Recording, ...]:
     """Every usable recording under ``results/``, by label. A frozen build stops at a refused one."""
     found, refused_ = _recordings(str(results_dir()), find)

@@ -219,12 +219,36 @@ def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
         out["drifted_processes_left_out"] = len(pairs) - len(used)
         used_shares = [row.get("contention") for pair in used for row in pair if row.get("contention") is not None]
         out["contention"] = max(used_shares) if used_shares else None
-        return out
+        return widened(out)
     out = _ratio(numerator, denominator, confidence=confidence, resamples=resamples)
     out["processes"] = 1
     out["contention"] = max(shares) if shares else None
     out["drifted"] = bool(numerator.get("drifted") or denominator.get("drifted"))
-    return out
+    return widened(out)
+
+
+def disturbance(interval: dict) -> float:
+    """How far a busy or drifting machine could have moved a ratio or share, as a factor ≥ 1: other programs holding
+    a share c of the CPU slow one side by up to 1/(1 − c) (the other side perhaps not at all), and a drifted
+    machine's speed moved by more than ``DRIFT_LIMIT`` (up to twice that is allowed for). 1 on a quiet machine."""
+    factor = 1.0
+    if contended(interval.get("contention")):
+        factor /= 1 - min(interval["contention"], 0.9)
+    if interval.get("drifted"):
+        factor *= 1 + 2 * DRIFT_LIMIT
+    return factor
+
+
+def widened(interval: dict) -> dict:
+    """``interval`` (a ratio's or a share's) widened by its ``disturbance`` on both sides, on the log scale: what a
+    busy or drifting machine did to the measurement widens the interval a claim is decided on; it never withholds
+    the decision (``decide``). The interval before widening is kept as ``low_quiet``/``high_quiet``."""
+    factor = disturbance(interval)
+    if factor == 1.0 or interval.get("low") is None or interval.get("high") is None:
+        return interval
+    return {**interval, "low_quiet": interval["low"], "high_quiet": interval["high"],
+            "low": interval["low"] / factor if interval["low"] > 0 else interval["low"] * factor,
+            "high": interval["high"] * factor if interval["high"] > 0 else interval["high"] / factor}
 
 
 def _between_processes(a: list[dict], b: list[dict], *, confidence: float, resamples: int) -> dict:
@@ -321,9 +345,9 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
                    for i in range(len(parts[0][1]["processes"][p]["rounds"]))]
                   if _same_rounds(*(row["processes"][p] for pair in parts for row in pair)) else [] for p in used]
         half = t_quantile(k - 1) * _process_spread(per_process, rounds) * math.sqrt(2 / k)
-        return {"value": centre, "low": centre - half, "high": centre + half, "n": k, "processes": k,
-                "per_process": per_process, **flags, "drifted": len(steady) < min(3, total),
-                "drifted_processes_left_out": total - k}
+        return widened({"value": centre, "low": centre - half, "high": centre + half, "n": k, "processes": k,
+                        "per_process": per_process, **flags, "drifted": len(steady) < min(3, total),
+                        "drifted_processes_left_out": total - k})
     lengths = {len(row.get("rounds") or ()) for pair in parts for row in pair}
     if len(lengths) != 1 or (n := lengths.pop()) == 0:
         raise ValueError("a share's parts and wholes must be timed in the same rounds")
@@ -337,8 +361,8 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
         return {"value": value, "low": None, "high": None, "n": n, "processes": 1, **flags}
     rng = random.Random(0)
     boot = sorted(of(rng.choices(range(n), k=n)) for _ in range(resamples))
-    return {"value": value, "low": _quantile(boot, 0.025), "high": _quantile(boot, 0.975), "n": n, "processes": 1,
-            **flags}
+    return widened({"value": value, "low": _quantile(boot, 0.025), "high": _quantile(boot, 0.975), "n": n,
+                    "processes": 1, **flags})
 
 
 def relative_spread(interval: dict) -> float:
@@ -356,8 +380,8 @@ def is_wide(interval: dict, tolerance: float = NOISE_TOLERANCE) -> bool:
 
 def is_disturbed(interval: dict) -> bool:
     """Measured while other programs held more than ``CONTENTION_LIMIT`` of the machine, or while its speed
-    drifted (``drifted``): the value itself may be off, not only spread. Printed ``(low–high, noisy)``, warned
-    about, and no claim is decided on it (``decide``)."""
+    drifted (``drifted``): the value itself may be off, not only spread, and its interval is widened for it
+    (``widened``). Printed ``(low–high, noisy)``; a claim is still decided on its widened interval (``decide``)."""
     return contended(interval.get("contention")) or bool(interval.get("drifted"))
 
 
@@ -370,13 +394,14 @@ def decide(interval: dict, relation: str, threshold: float) -> bool | None:
     """Does ``value <relation> threshold`` hold for the whole interval? True, False, or None (undecided).
 
     True only when the whole interval is on the right side, False only when all of it is on the wrong side:
-    noise never decides a claim; a measurement with no interval, one taken while other programs held the
-    machine (``contended``) or one whose machine drifted (``drifted``), decides nothing.
+    noise never decides a claim, and a measurement with no interval decides nothing. A busy or drifting machine
+    widens the interval (``widened``, where ratios and shares are made), so it can leave a claim undecided but
+    never vetoes one whose interval, widened, lies past its bound.
     """
     if relation not in (">", "<"):
         raise ValueError(f"relation must be '>' or '<', got {relation!r}")
     low, high = interval.get("low"), interval.get("high")
-    if low is None or high is None or contended(interval.get("contention")) or interval.get("drifted"):
+    if low is None or high is None:
         return None
     if relation == ">":
         return True if low > threshold else False if high <= threshold else None

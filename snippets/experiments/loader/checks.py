@@ -74,15 +74,6 @@ def batch_is_fresh_copy(result: Value) -> tuple[bool, dict]:
         {key: layout[key] for key in ("batch_contiguous", "batch_equal", "batch_shares_memory")}
 
 
-@check("x is contiguous and has the same strides as DataLoader's batch")
-def source_already_contiguous(result: Value) -> tuple[bool, dict]:
-    layout = result["layout"]
-    return bool(layout["x_contiguous"]) and layout["x_stride"] == layout["batch_stride"], \
-        {"x_stride": layout["x_stride"], "batch_stride": layout["batch_stride"]}
-
-
-
-
 @check("from a strided source, DataLoader's batch is a contiguous copy, equal to it; TensorLoader's is a view "
        "with the source's strides")
 def strided_source_made_contiguous(result: Value) -> tuple[bool, dict]:

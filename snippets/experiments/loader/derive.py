@@ -48,7 +48,8 @@ def quotient(a: Interval, b: Interval) -> Interval:
     ratios holds only when their whole intervals are apart."""
     bounded = None not in (a["low"], a["high"], b["low"], b["high"]) and b["low"] > 0
     shares = [s for s in (a.get("contention"), b.get("contention")) if s is not None]
-    # measured while the machine was busy or drifting: so is the quotient, which decides nothing then
+    # measured while the machine was busy or drifting: so is the quotient, whose bounds are those of its two
+    # intervals, each widened for it already (timing.widened)
     return {"value": a["value"] / b["value"], "low": a["low"] / b["high"] if bounded else None,
             "high": a["high"] / b["low"] if bounded else None, "paired": False, "n": min(a.get("n", 0), b.get("n", 0)),
             "contention": max(shares) if shares else None, "drifted": bool(a.get("drifted") or b.get("drifted"))}
@@ -79,7 +80,7 @@ def judged(interval: Interval, relation: str, threshold: float, key: str = "rati
     values = {key: interval["value"], "low": interval["low"], "high": interval["high"], "relation": relation,
               "threshold": threshold}
     decided = timing.decide(interval, relation, threshold)
-    if decided is None:  # why it decided nothing: the claim says so
+    if decided is None or timing.is_disturbed(interval):  # what widened its interval, in the claim's tip
         values["drifted"] = bool(interval.get("drifted"))
         if interval.get("contention") is not None:  # unmeasured: nothing to say
             values["contention"] = interval["contention"]

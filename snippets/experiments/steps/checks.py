@@ -134,13 +134,6 @@ def logged_above_true(result: Result) -> tuple[bool, dict]:
              "true": last["true_end"], "pct_higher": 100 * (last["logged"] / last["true_end"] - 1)})
 
 
-@check("at fixed weights, the sample-weighted mean of the batch losses is within 1e-5 (relative) of the "
-       "full-dataset loss in every epoch")
-def weighted_mean_is_the_loss(result: Result) -> tuple[bool, dict]:
-    largest = max(abs(r["fixed_weighted"] / r["true_end"] - 1) for r in result["rows"])
-    return largest < 1e-5, {"largest_difference": largest}
-
-
 @check("at fixed weights, the plain mean of the batch losses is more than 0.1% off the full-dataset loss in "
        "some epoch")
 def plain_mean_is_off(result: Result) -> tuple[bool, dict]:
@@ -221,25 +214,6 @@ def noise_scale_grows(result: Result, order: str = "shuffled") -> tuple[bool, di
             {"order": order, "first": first["b_simple"], "first_step": first["step"], "last": last["b_simple"],
              "last_step": last["step"], "grad_fall": first["grad_sq"] / last["grad_sq"],
              "trace_fall": first["trace"] / last["trace"]})
-
-
-@check("at every checkpoint of every order, the model whose noise scale was measured has the full-dataset loss "
-       "(within 1e-6, relative) of the curves' run of the same batch size and order at that step")
-def noise_run_is_the_curves_run(result: Result, curves: Result) -> tuple[bool, dict]:
-    batch = result["train_batch"]
-    differences, missing = [], []
-    for point in result["points"]:
-        run = next((r for r in curves["runs"] if r["order"] == point["order"] and r["batch_size"] == batch), None)
-        record = at_step(run, point["step"]) if run is not None else None
-        if record is None:
-            missing.append([point["order"], point["step"]])
-        else:
-            differences.append(abs(point["loss"] / record["loss"] - 1))
-    largest = max(differences, default=float("inf"))
-    return (bool(differences) and not missing and largest < 1e-6 and result["lr"] == curves["lr"]
-            and result["n_samples"] == curves["n_samples"],
-            {"batch_size": batch, "checkpoints": len(differences), "missing": missing, "largest": largest,
-             "orders": sorted({p["order"] for p in result["points"]})})
 
 
 @check("along the shuffled run, every batch size is more than 10× B_simple at the first checkpoint after step 0, "
