@@ -26,7 +26,8 @@ $(STAMP): pyproject.toml Makefile
 	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@# the torch build this machine can use (CPU without an NVIDIA driver), said in one line; NumPy 1.x beside torch < 2.4
 	@TORCH_SPEC="$(TORCH_SPEC)" TORCH_INDEX_URL="$(TORCH_INDEX_URL)" $(BIN)/python tools/install_torch.py
-	$(BIN)/python -m pip install --quiet -e ".[docs,test]"
+	@# setuptools warns of every editable install that a folder named like the package could shadow it: none here
+	PYTHONWARNINGS="ignore:Editable installation:UserWarning" $(BIN)/python -m pip install --quiet -e ".[docs,test]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)
 
@@ -63,6 +64,7 @@ TEST_WORKERS ?= 2
 TEST_SITE ?= test-artifacts/site
 test: $(STAMP) browser-deps fonts
 	@rm -rf $(TEST_SITE) $(TEST_SITE).log
+	@mkdir -p $(dir $(TEST_SITE))
 	@# its log is kept beside it: a test reads it for lines that alarm a reader (tests/test_site.py)
 	@set -o pipefail; $(BIN)/mkdocs build --strict -d $(TEST_SITE) 2>&1 | tee $(TEST_SITE).log
 	PITFALLS_SITE_DIR=$(TEST_SITE) $(BIN)/python -m pytest --durations=10 -n $(TEST_WORKERS) --dist loadfile

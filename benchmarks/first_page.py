@@ -7,7 +7,7 @@ machine's (``make serve`` says so); then the environment's size and the log line
 Targets on the 2-core reference machine: a page within 180 s of the installs, the environment under 2 GB on a
 machine without an NVIDIA driver, and no ERROR line in the log.
 
-    python benchmarks/first_page.py [--venv PATH]   # --venv: reuse a set-up environment (skips the installs)
+    python benchmarks/first_page.py [--venv PATH] [--keep]   # --venv: reuse a set-up environment (skips the installs)
 """
 
 from __future__ import annotations
@@ -67,71 +67,82 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", type=Path, help="a set-up environment to reuse (its installs are not timed)")
     parser.add_argument("--timeout", type=float, default=3600, help="give up after this many seconds")
+    parser.add_argument("--keep", action="store_true", help="keep the clone (its .cache holds what it measured)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="pitfalls-first-page-") as folder:
-        clone = fresh_clone(Path(folder) / "clone")
-        port = _free_port()
-        command = ["make", "--no-print-directory", "serve", f"PORT={port}"]
-        if args.venv:
-            venv = args.venv.resolve()
-            command += [f"VENV={venv}", "-o", f"{venv}/.pitfalls-installed"]
-        log_path = Path(folder) / "serve.log"
-        env = {key: value for key, value in os.environ.items() if not key.startswith("PITFALLS_")}
-        env.update(NO_MKDOCS_2_WARNING="1")
-        start = time.monotonic()
-        marks: dict[str, float] = {}
-        with log_path.open("w") as log:
-            process = subprocess.Popen(command, cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
-        try:
-            while time.monotonic() - start < args.timeout and process.poll() is None:
-                text = log_path.read_text(errors="replace")
-                now = time.monotonic() - start
-                if "installs" not in marks and "make serve: building the site" in text:
-                    marks["installs"] = now
-                if "first page" not in marks and "installs" in marks and _answers(f"http://127.0.0.1:{port}/"):
-                    marks["first page"] = now
-                if "first page" in marks and ("every value on the site is now its own" in text
-                                              or "every value on the site was measured" in text):
-                    marks["all measured"] = now
-                    break
-                if "measuring this machine failed" in text:
-                    marks["measuring failed"] = now
-                    break
-                time.sleep(1)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGINT)
-                try:
-                    process.wait(60)
-                except subprocess.TimeoutExpired:
-                    os.killpg(process.pid, signal.SIGKILL)
-        text = log_path.read_text(errors="replace")
-        venv_bytes = size_of(args.venv.resolve() if args.venv else clone / ".venv")
-        alarms = [line for line in text.splitlines() if ALARMS.search(line)]
-        print(f"make serve from a fresh clone ({'reused environment' if args.venv else 'fresh environment'}):")
-        for name, seconds in marks.items():
-            print(f"  {name}: {seconds:.0f} s")
-        print(f"  environment: {venv_bytes / 1024**3:.2f} GB")
-        print(f"  log lines that read as alarms: {len(alarms)}")
-        for line in alarms[:20]:
-            print(f"    {line}")
-        print(f"  warnings in the log: {sum('WARNING' in line for line in text.splitlines())}")
-        first = marks.get("first page", float("inf")) - marks.get("installs", 0.0)
-        missed = []
-        if first > FIRST_PAGE_S:
-            missed.append(f"first page {first:.0f} s after the installs (target {FIRST_PAGE_S:.0f} s)")
-        if "all measured" not in marks:
-            missed.append("not every value became this machine's")
-        if alarms:
-            missed.append(f"{len(alarms)} alarming log lines")
-        if not args.venv and venv_bytes > VENV_LIMIT_BYTES and not Path("/proc/driver/nvidia/version").exists():
-            missed.append(f"environment {venv_bytes / 1024**3:.1f} GB on a machine without an NVIDIA driver")
-        if missed:
-            print("Missed: " + "; ".join(missed))
-            print(f"(log: last lines)\n{text[-3000:]}")
-            return 1
-        return 0
+    folder = tempfile.mkdtemp(prefix="pitfalls-first-page-")
+    try:
+        return _run(args, folder)
+    finally:
+        if args.keep:
+            print(f"the clone is kept in {folder}/clone")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, folder: str) -> int:
+    clone = fresh_clone(Path(folder) / "clone")
+    port = _free_port()
+    command = ["make", "--no-print-directory", "serve", f"PORT={port}"]
+    if args.venv:
+        venv = args.venv.resolve()
+        command += [f"VENV={venv}", "-o", f"{venv}/.pitfalls-installed"]
+    log_path = Path(folder) / "serve.log"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PITFALLS_")}
+    env.update(NO_MKDOCS_2_WARNING="1")
+    start = time.monotonic()
+    marks: dict[str, float] = {}
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    try:
+        while time.monotonic() - start < args.timeout and process.poll() is None:
+            text = log_path.read_text(errors="replace")
+            now = time.monotonic() - start
+            if "installs" not in marks and "make serve: building the site" in text:
+                marks["installs"] = now
+            if "first page" not in marks and "installs" in marks and _answers(f"http://127.0.0.1:{port}/"):
+                marks["first page"] = now
+            if "first page" in marks and ("every value on the site is now its own" in text
+                                          or "every value on the site was measured" in text):
+                marks["all measured"] = now
+                break
+            if "measuring this machine failed" in text:
+                marks["measuring failed"] = now
+                break
+            time.sleep(1)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+    text = log_path.read_text(errors="replace")
+    venv_bytes = size_of(args.venv.resolve() if args.venv else clone / ".venv")
+    alarms = [line for line in text.splitlines() if ALARMS.search(line)]
+    print(f"make serve from a fresh clone ({'reused environment' if args.venv else 'fresh environment'}):")
+    for name, seconds in marks.items():
+        print(f"  {name}: {seconds:.0f} s")
+    print(f"  environment: {venv_bytes / 1024**3:.2f} GB")
+    print(f"  log lines that read as alarms: {len(alarms)}")
+    for line in alarms[:20]:
+        print(f"    {line}")
+    print(f"  warnings in the log: {sum('WARNING' in line for line in text.splitlines())}")
+    first = marks.get("first page", float("inf")) - marks.get("installs", 0.0)
+    missed = []
+    if first > FIRST_PAGE_S:
+        missed.append(f"first page {first:.0f} s after the installs (target {FIRST_PAGE_S:.0f} s)")
+    if "all measured" not in marks:
+        missed.append("not every value became this machine's")
+    if alarms:
+        missed.append(f"{len(alarms)} alarming log lines")
+    if not args.venv and venv_bytes > VENV_LIMIT_BYTES and not Path("/proc/driver/nvidia/version").exists():
+        missed.append(f"environment {venv_bytes / 1024**3:.1f} GB on a machine without an NVIDIA driver")
+    if missed:
+        print("Missed: " + "; ".join(missed))
+        print(f"(log: last lines)\n{text[-3000:]}")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 The PyTorch pitfalls, measured authors
 # Project: PyTorch pitfalls, measured — measured and explained on its page seeding-order/
-"""Seed once per model, not once per script.
+"""One seed per script is not one seed per model: seed right before each construction that must be reproducible.
 
 ``torch.manual_seed(0)`` fixes where the global random stream starts, not what each consumer gets: on the
-CPU, every module construction, every dropout mask, every ``randn`` and every new ``DataLoader`` iterator (one
-per epoch, except with ``persistent_workers=True``; not at all for a loader given a ``generator`` of its own)
-draws from the same stream, so two models built one after
-the other start from different weights, and inserting any random operation between them changes the second.
-Each CUDA device has a stream of its own, drawn from by what runs there (a model built with ``device="cuda"``,
-a dropout on CUDA). Seed right before each thing that must be reproducible, or give it a stream of its own.
+CPU, every module construction, every dropout mask, every ``randn`` and every ``DataLoader`` draws from the same
+stream (each ``iter()`` draws a worker base seed, only the first with ``persistent_workers=True``, and every
+shuffled epoch draws ``RandomSampler``'s seed; neither when the loader has a ``generator`` of its own), so two
+models built one after the other start from different weights, and inserting any random operation between them
+changes the second. Each CUDA device has a stream of its own, drawn from by what runs there (a model built with
+``device="cuda"``, a dropout on CUDA). Seed right before each thing that must be reproducible, or give it a stream
+of its own. Two models that need only equal starting weights need no seed at all: ``copy.deepcopy`` the first.
+This file is for programs that build models in several places or processes.
 
 Usage::
 

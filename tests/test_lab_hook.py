@@ -99,6 +99,23 @@ def test_other_refresh_words_keep_the_notebook_cache(fresh_hook, tmp_path, monke
     assert jupyter.config["cache"] is not False
 
 
+def test_make_serve_keeps_no_notebook_rendering_a_measuring_build_could_take_for_its_own(fresh_hook, tmp_path,
+                                                                                        monkeypatch):
+    """Under make serve (``PITFALLS_DEFER``) a notebook may be rendered from the recorded copy: mkdocs-jupyter's
+    cache, keyed by the source alone and shared with the measuring build, is off in every build of it; the
+    measuring build (no ``PITFALLS_DEFER``) keeps it."""
+    monkeypatch.setenv("PITFALLS_DEFER", "1")
+    for _ in range(2):  # the first build and a rebuild
+        served = _jupyter_plugin()
+        fresh_hook.on_config(_config(tmp_path, served))
+        assert served.config["cache"] is False
+    monkeypatch.delenv("PITFALLS_DEFER")
+    monkeypatch.setattr(hook._session, "builds", 0)
+    measuring = _jupyter_plugin()
+    fresh_hook.on_config(_config(tmp_path, measuring))
+    assert measuring.config["cache"] is not False
+
+
 def test_a_refresh_word_not_understood_fails_the_build(fresh_hook, tmp_path, monkeypatch):
     monkeypatch.setenv("REFRESH", "maybe")
     with pytest.raises(cache.ExperimentError, match="REFRESH='maybe' is not understood"):

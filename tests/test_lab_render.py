@@ -438,6 +438,12 @@ def test_environment_table_header():
     ({"value": 1e-9, "low": 0.5e-9, "high": 1.5e-9}, "0.000000× (0.000000–0.000000)"),
     ({"value": 1234.0, "low": 1224.0, "high": 1244.0}, "1,230× (1,220–1,240)"),
     ({"value": 1234.0, "low": 1225.0, "high": 1243.0}, "1,234× (1,225–1,243)"),
+    # a positive bound or value never reads 0: one significant figure of its own
+    ({"value": 1.2, "low": 0.4, "high": 3.1}, "1× (0.4–3)"),
+    ({"value": 10.0, "low": 0.3, "high": 110.0}, "10× (0.3–110)"),
+    ({"value": 3900.0, "low": 30.0, "high": 21000.0}, "4,000× (30–20,000)"),
+    ({"value": 0.3, "low": 0.2, "high": 40.0}, "0.3× (0.2–40)"),
+    ({"value": 10.0, "low": -0.3, "high": 110.0}, "10× (0–110)"),  # a linear share interval past 0 reads 0
 ])
 def test_ratio_precision_at_the_boundaries(interval, text):
     assert render.ratio_interval(interval, flag=False) == text

@@ -539,9 +539,29 @@ def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = True) -> 
         digits = max(digits, min(6, 1 - math.floor(math.log10(abs(value)))))
     elif digits == 0 and half >= 10:
         step = 10 ** math.floor(math.log10(half))
-        value, low, high = (round(v / step) * step for v in (value, low, high))
-    shown = [_unsigned_zero(f"{v:,.{digits}f}") for v in (value, low, high)]
+        value, low, high = (_to_step(v, step) for v in (value, low, high))
+    shown = [_unsigned_zero(_fixed(v, digits)) for v in (value, low, high)]
     return noisy_said(f"{shown[0]}{suffix} ({shown[1]}–{shown[2]})", interval, flag)
+
+
+def _fixed(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals; a positive value that would read 0 gets one significant figure of its
+    own (at most 6 decimals): a ratio's bound of 0.4 in ``1× (0.4–3)``, never ``1× (0–3)``."""
+    text = f"{value:,.{digits}f}"
+    if 0 < value < 10 ** -digits / 2:
+        text = f"{value:,.{max(digits, min(6, -math.floor(math.log10(value))))}f}"
+    return text
+
+
+def _to_step(value: float, step: float) -> float:
+    """``value`` rounded to a multiple of ``step`` (the interval's magnitude), or, for a positive value smaller
+    than half a step, to one significant figure of its own: a ratio of 3,900 in an interval 20,000 wide reads
+    4,000, never 0."""
+    rounded = round(value / step) * step
+    if value > 0 and rounded == 0:
+        own = 10 ** math.floor(math.log10(value))
+        rounded = round(value / own) * own
+    return rounded
 
 
 def _unsigned_zero(text: str) -> str:
