@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIRST_PAGE_S = 180.0
 VENV_LIMIT_BYTES = 2 * 1024**3
 ALARMS = re.compile(r"\bERROR\b|USDT:|No CUDA runtime|gpuGetDeviceCount|Failed to initialize NumPy|"
-                    r"without encryption|Traceback")
+                    r"without encryption|Traceback|^\s+File \"[^\"]+\", line \d+", re.M)
 
 
 def fresh_clone(dest: Path) -> Path:
@@ -127,7 +127,11 @@ def _run(args: argparse.Namespace, folder: str) -> int:
     print(f"  log lines that read as alarms: {len(alarms)}")
     for line in alarms[:20]:
         print(f"    {line}")
-    print(f"  warnings in the log: {sum('WARNING' in line for line in text.splitlines())}")
+    # pip's notes on this machine's own configuration (an index folder it lacks) are not the project's
+    warnings = [line for line in text.splitlines() if "WARNING" in line and not line.startswith("WARNING: Location '")]
+    print(f"  warnings in the log (pip's notes on its configuration left out): {len(warnings)}")
+    for line in warnings[:10]:
+        print(f"    {line}")
     first = marks.get("first page", float("inf")) - marks.get("installs", 0.0)
     missed = []
     if first > FIRST_PAGE_S:

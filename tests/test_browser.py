@@ -416,8 +416,9 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
 
 # How long a page may take to settle, load a panel or answer a click: a long page draws its parts in the browser's
 # idle time, a part at least every second (assets/parts.js), and `make test` runs a second test process beside the
-# browser's.
-SETTLE_TIMEOUT_MS = 60_000
+# browser's, which may be building or serving a site on the same two cores (a visit of the loader page alone takes
+# 80-90 s there; 60 s per wait was not always enough beside a build).
+SETTLE_TIMEOUT_MS = 180_000
 # Material fades its "Copied to clipboard" note out after two seconds and slides the header's title between the
 # site's and the page's as the page scrolls: colours caught halfway through a fade are not the page's colours.
 SETTLED_JS = """

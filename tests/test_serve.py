@@ -180,7 +180,8 @@ def test_make_serve_shows_recorded_values_at_once_then_this_machines_in_both_lan
     language; the measuring build then measures it, the site rebuilds, and the mark is gone."""
     copy = serve_copy
     lead = (copy / "results" / "primary").read_text().strip()
-    shutil.rmtree(copy / ".cache" / "results" / "seeding.creation_order")  # not measured on this machine yet
+    # not measured on this machine yet: the result the seeding page's In short names its machine from
+    shutil.rmtree(copy / ".cache" / "results" / "seeding.training_equivalence")
     port = _free_port()
     base = f"http://127.0.0.1:{port}/"
     env = _env(copy)
@@ -192,7 +193,7 @@ def test_make_serve_shows_recorded_values_at_once_then_this_machines_in_both_lan
     try:
         _wait_for(lambda: _get(base), 900, process, log, f"the home page on {base}")
         pages = {"en": base + "seeding-order/", "zh": base + "zh/seeding-order/"}
-        marks = {"en": f"Recorded on {lead} with ", "zh": f"记录于 {lead}，测量环境："}
+        marks = {"en": f"Numbers on this page recorded on {lead} with ", "zh": f"本页数字取自 {lead} 的记录"}
         notes = {"en": "Recorded elsewhere, for now", "zh": "暂用其他机器的记录"}
         first = {language: _get(url) or "" for language, url in pages.items()}
         served_log = log.read_text()
@@ -211,7 +212,7 @@ def test_make_serve_shows_recorded_values_at_once_then_this_machines_in_both_lan
             assert "pitfalls-stamp--recorded" not in now
         served_log = log.read_text()
         assert "make serve: measuring this machine: " in served_log and "make serve: measured " in served_log
-        assert (copy / ".cache" / "results" / "seeding.creation_order").is_dir(), "measured into the cache"
+        assert (copy / ".cache" / "results" / "seeding.training_equivalence").is_dir(), "measured into the cache"
         assert "Aborted" not in served_log and "Traceback" not in served_log
         assert not (copy / ".cache" / "measure-site").exists(), "the measuring build's site is removed"
     finally:

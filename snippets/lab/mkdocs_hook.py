@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
 from html import unescape
 from html.parser import HTMLParser
@@ -41,6 +42,9 @@ from mkdocs.plugins import event_priority
 # torch's profiler (Kineto) prints a "USDT: … profiler_start" line at every profile, in this process and in the timing
 # workers it starts: level 6 is above every level it prints (a profiler that fails still raises in Python)
 os.environ.setdefault("KINETO_LOG_LEVEL", "6")
+# torch.compile imports torch.utils.mkldnn, whose module body still decorates with torch.jit.script_method: torch's
+# own deprecation, printed with its stack in the middle of a build, says nothing about this site's code
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.script_method` is deprecated", category=DeprecationWarning)
 
 _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
 CODE_FOLDER = "code"

@@ -138,8 +138,8 @@ class Measuring:
         self.problems: list[str] = []
         self.timed: set[str] = set()  # timing experiments measured in the pass before the pages
         self.said = 0.0  # when the terminal last heard of that pass
+        # started by ``start`` once the first state is written: what the build says (even a failure at once) follows
         self.thread = threading.Thread(target=self._follow, daemon=True)
-        self.thread.start()
 
     @classmethod
     def start(cls, config: str) -> "Measuring | None":
@@ -166,6 +166,7 @@ class Measuring:
               f"then (about {_minutes(sum(experiments.values()) + 30 * len(notebooks))} on the recorded machine); "
               f"the pages reload as they arrive.", file=sys.stderr, flush=True)
         measuring._write()
+        measuring.thread.start()
         return measuring
 
     def _follow(self) -> None:
