@@ -26,7 +26,8 @@ $(STAMP): pyproject.toml Makefile
 	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@# the torch build this machine can use (CPU without an NVIDIA driver), said in one line; NumPy 1.x beside torch < 2.4
 	@TORCH_SPEC="$(TORCH_SPEC)" TORCH_INDEX_URL="$(TORCH_INDEX_URL)" $(BIN)/python tools/install_torch.py
-	@# setuptools warns of every editable install that a folder named like the package could shadow it: none here
+	@# setuptools warns of every editable install that a folder named like the package could shadow it: here that
+	@# folder is the package itself
 	PYTHONWARNINGS="ignore:Editable installation:UserWarning" $(BIN)/python -m pip install --quiet -e ".[docs,test]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)

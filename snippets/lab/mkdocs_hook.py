@@ -316,12 +316,11 @@ def _configure_notebooks(config, jupyter) -> None:
     jupyter.config["cache_dir"] = str(pages)
     _session.executed_dir = folder / "executed"
     _session.reexecute = _session.builds == 1 and cache.refresh_mode() == "all"
-    if _session.reexecute or _recording() is not None:  # make record renders what it records
-        jupyter.config["cache"] = False
-    if _lab("store").deferred():
-        # make serve renders a notebook from the recorded copy until this machine has executed it: a rendering kept
-        # in mkdocs-jupyter's cache (keyed by the source alone) would outlive that switch, and the measuring build,
-        # which reads the same cache, would take it for this machine's and find no executed copy beside it
+    # No rendering cache when make record renders what it records, nor under make serve (store.deferred), which
+    # renders a notebook from the recorded copy until this machine has executed it: a rendering kept in
+    # mkdocs-jupyter's cache (keyed by the source alone) would outlive that switch, and the measuring build, which
+    # reads the same cache, would take it for this machine's and find no executed copy beside it
+    if _session.reexecute or _recording() is not None or _lab("store").deferred():
         jupyter.config["cache"] = False
     if not getattr(jupyter_plugin.convert.nb2html, "pitfalls_wrapped", False):
         jupyter_plugin.convert.nb2html = _keep_executed(jupyter_plugin.convert.nb2html)
