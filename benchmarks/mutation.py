@@ -108,6 +108,42 @@ def load_excuses() -> dict[tuple[str, str], str]:
     return excuses
 
 
+def _source_of(function: str) -> str | None:
+    """The current source of a function or method named as mutmut names it (``snippets.lab.store.x_store_text``,
+    ``snippets.tensor_loader.xǁTensorLoaderǁ__init__``), or None when the code has no such function."""
+    import ast
+
+    module, _, mangled = function.rpartition(".")
+    path = ROOT / (module.replace(".", "/") + ".py")
+    if not path.is_file() or not mangled.startswith("x"):
+        return None
+    *classes, name = mangled[1:].removeprefix("_").split("ǁ") if "ǁ" in mangled else (mangled[2:],)
+    classes = [c for c in classes if c]
+    source = path.read_text(encoding="utf-8")
+    body = ast.parse(source).body
+    for cls in classes:
+        body = next((n.body for n in body if isinstance(n, ast.ClassDef) and n.name == cls), [])
+    node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+    return ast.get_source_segment(source, node) if node else None
+
+
+def stale_excuses(excuses: dict[tuple[str, str], str]) -> list[str]:
+    """Excuses that can no longer match a mutant, found without running mutmut: the function is gone, or no
+    longer holds the line(s) the mutation changes."""
+    stale = []
+    for function, mutation in excuses:
+        source = _source_of(function)
+        if source is None:
+            stale.append(f"{function}: no such function in the code")
+            continue
+        lines = {line.strip() for line in source.splitlines()}
+        old = mutation.split(" -> ", 1)[0]
+        missing = [line for line in old.split(" / ") if line.strip() and line.strip() not in lines]
+        if missing:
+            stale.append(f"{function}: no longer holds {missing[0]!r}")
+    return stale
+
+
 def check_selection() -> list[str]:
     """Test files that exist but are not in mutmut's test selection (their mutants would go unnoticed)."""
     try:
@@ -123,6 +159,7 @@ def check_selection() -> list[str]:
 
 def report(mutants: list[Mutant]) -> int:
     problems = [f"{name} is not in [tool.mutmut] pytest_add_cli_args_test_selection" for name in check_selection()]
+    problems += [f"{SURVIVORS.name} excuses a mutant that cannot exist: {line}" for line in stale_excuses(load_excuses())]
     excuses = load_excuses()
     used: set[tuple[str, str]] = set()
     print(f"\n{'':10} {'killed':>7} {'total':>6} {'score':>7} {'target':>7}   not killed by status")

@@ -2,8 +2,8 @@
 
 Pages are discovered from the built site (its sitemap and its navigation), never listed here. Each page is
 opened once on a laptop-sized screen — in the light palette, then in the dark one through the header's
-toggle, with a full-page screenshot of each — and once on a phone-sized screen. The tests below check what
-those visits recorded. Screenshots are saved under ``test-artifacts/screenshots/`` (or
+toggle, with a screenshot of each (the whole page in light, the first screen in dark) — and once on a
+phone-sized screen. The tests below check what those visits recorded. Screenshots are saved under ``test-artifacts/screenshots/`` (or
 ``$PITFALLS_ARTIFACTS/screenshots/``); the run's summary names the folder.
 
 Accessibility is checked by axe-core (the engine behind Lighthouse's accessibility audit, bundled by the
@@ -389,8 +389,11 @@ def _open_listings(page) -> list[dict]:
     """Open every collapsed listing (a whole recipe, whose code the page fetches when it opens: see
     provenance.listings) as a reader would, and wait until its code is in place or the fetch failed."""
     summaries = page.locator("details.pitfalls-listing > summary")
-    for index in range(summaries.count()):
-        summaries.nth(index).click()
+    if summaries.count():
+        summaries.first.click()  # as a reader opens one
+    # and every other one: opening fires the same event as a click, without a click that a part or a table being
+    # drawn above it (content-visibility) can move out from under the pointer on a busy machine
+    page.evaluate("() => document.querySelectorAll('details.pitfalls-listing').forEach((d) => { d.open = true; })")
     page.wait_for_function("""() => [...document.querySelectorAll('details.pitfalls-listing')].every((d) =>
         ['loaded', 'failed'].includes(d.querySelector(':scope > .pitfalls-code__body')?.dataset.state))""",
                            timeout=SETTLE_TIMEOUT_MS)
@@ -415,9 +418,9 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
 
 
 # How long a page may take to settle, load a panel or answer a click: a long page draws its parts in the browser's
-# idle time, a part at least every second (assets/parts.js), and `make test` runs a second test process beside the
-# browser's, which may be building or serving a site on the same two cores (a visit of the loader page alone takes
-# 80-90 s there; 60 s per wait was not always enough beside a build).
+# idle time, a part at least every quarter of a second (assets/parts.js), and `make test` runs a second test
+# process beside the browser's, which may be building or serving a site on the same two cores (a visit of the
+# loader page alone takes 50-90 s there; 60 s per wait was not always enough beside a build).
 SETTLE_TIMEOUT_MS = 180_000
 # Material fades its "Copied to clipboard" note out after two seconds and slides the header's title between the
 # site's and the page's as the page scrolls: colours caught halfway through a fade are not the page's colours.
@@ -444,18 +447,22 @@ def _axe(axe, page) -> dict:
     return {"violations": violations, "rules_passed": len(response["passes"]), "engine": response["testEngine"]}
 
 
-def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
-    """Open one page on a laptop (light, then dark) and on a phone; return what each view measured."""
+def _visit(browser, base_url: str, page: str, artifacts: Path, axe, record: dict) -> dict:
+    """Open one page on a laptop (light, then dark) and on a phone; return what each view measured, in
+    ``record`` (whose "step" names the step under way, for the report when one fails)."""
     url = urljoin(base_url, page)
-    record: dict = {"page": page, "url": url, "axe": {}}
+    record.update({"page": page, "url": url, "axe": {}, "step": "laptop: open the page"})
     session = _Session(browser, base_url, viewport=LAPTOP)
     try:
         session.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/"))
         response = session.open(url)
         record["status"] = response.status if response else None
+        record["step"] = "laptop: axe-core, light palette"
         record["axe"]["light"] = _axe(axe, session.page)
+        record["step"] = "laptop: open the collapsed listings"
         record["listings"] = _open_listings(session.page)
         # a table off the screen is a placeholder until it nears the screen (extra.css): measure them drawn
+        record["step"] = "laptop: measure the page, light palette"
         session.page.evaluate(SHOW_TABLES_JS)
         options = {"contrast": True, "details": True, "minContrast": MIN_CONTRAST, "copyButton": COPY_BUTTON}
         light = session.page.evaluate(MEASURE_JS, options)
@@ -467,6 +474,7 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
             for block, seen in zip(light["codeBlocks"], equipped):
                 block.update(seen)
         record["copied"] = {}
+        record["step"] = "laptop: copy the recipe"
         for recipe_page, recipe in RECIPES:
             if recipe_page == page:
                 first_line = (ROOT / recipe).read_text(encoding="utf-8").splitlines()[0]
@@ -476,12 +484,13 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
         toggle = session.page.locator(f"{PALETTE_TOGGLE}:visible").first
         record["toggle"] = toggle.count() > 0
         if record["toggle"]:
+            record["step"] = "laptop: switch to the dark palette and measure it"
             toggle.click()
             session.page.wait_for_function(
                 "(before) => document.body.getAttribute('data-md-color-scheme') !== before", arg=light["scheme"])
             session.page.evaluate("() => window.scrollTo(0, 0)")
             dark_shot = str(artifacts / f"{slug(page)}-dark.png")
-            session.page.screenshot(path=dark_shot, full_page=True, animations="disabled")
+            session.page.screenshot(path=dark_shot, animations="disabled")  # its first screen (the light one is whole)
             dark = session.page.evaluate(MEASURE_JS, {**options, "details": False})
             dark["screenshot"] = dark_shot
             record["dark"] = dark
@@ -494,6 +503,7 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
 
     phone = _Session(browser, base_url, viewport=PHONE, phone=True)
     try:
+        record["step"] = "phone: open, axe-core and measure"
         response = phone.open(url)
         record["axe"]["phone"] = _axe(axe, phone.page)
         # what a phone holds only once a reader scrolls to it: tables drawn, and scrollable where they are wide
@@ -507,6 +517,7 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe) -> dict:
         record["network"]["console"] += [f"(phone) {line}" for line in phone.console]
     finally:
         phone.close()
+    del record["step"]
     return record
 
 
@@ -515,10 +526,11 @@ def visits(browser, base_url, site_pages, artifacts, axe) -> dict[str, dict]:
     """Every page, visited once per view; a page whose visit raised holds {"error": ...}."""
     results = {}
     for page in site_pages:
+        record: dict = {}
         try:
-            results[page] = _visit(browser, base_url, page, artifacts, axe)
-        except Exception as error:  # reported by the tests, page by page
-            results[page] = {"page": page, "error": f"{type(error).__name__}: {error}"}
+            results[page] = _visit(browser, base_url, page, artifacts, axe, record)
+        except Exception as error:  # reported by the tests, page by page, with the step that failed
+            results[page] = {"page": page, "error": f"{type(error).__name__} at step '{record.get('step')}': {error}"}
     return results
 
 

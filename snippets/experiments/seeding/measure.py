@@ -474,7 +474,7 @@ def _listed_operations(device: torch.device, n_indices: int) -> dict[str, Callab
             lambda: torch.zeros(10, device=device).index_put_((index,), values, accumulate=True),
         "put_(..., accumulate=True)": lambda: torch.zeros(10, device=device).put_(index, values, accumulate=True),
         "index_copy_(0, index, values)": lambda: torch.zeros(10, device=device).index_copy_(0, index, values),
-        # the gradient of a gather with repeated indices, as every embedding lookup takes it
+        # the gradient of indexing a tensor with repeated indices (nn.Embedding has a backward of its own)
         "__getitem__ (backward of w[index])": lambda: _gather_gradient(device, index, values),
     }
 
