@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIRST_PAGE_S = 180.0
 VENV_LIMIT_BYTES = 2 * 1024**3
+# lines of a build log that read as alarms to a reader (tests/test_site.py reads the build log with these too)
 ALARMS = re.compile(r"\bERROR\b|USDT:|No CUDA runtime|gpuGetDeviceCount|Failed to initialize NumPy|"
                     r"without encryption|Traceback|^\s+File \"[^\"]+\", line \d+", re.M)
 

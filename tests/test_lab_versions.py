@@ -57,6 +57,17 @@ def test_without_other_releases_a_claims_tip_has_no_release_strip(lab, monkeypat
     assert "By torch release" not in text and "Recorded machines: holds on there." in _tip(text)
 
 
+def test_a_claims_tip_names_no_release_when_every_release_agrees(lab, monkeypatch, ratio_check):
+    _record(monkeypatch, lab, "here-torch2.3.1", _release("2.3.1"), n=5)
+    _record(monkeypatch, lab, "here-torch2.9.1", _release("2.9.1"), n=5)
+    text = say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
+    assert "By torch release" not in text, "every release holds, as this build does: the Versions page says so"
+    _stale("here-torch2.9.1")  # a release that did not check the claim is a difference worth a line
+    store.forget()
+    text = say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
+    assert "By torch release on this machine: 2.3.1 ✓; 2.9.1 —; 2.13.0 ✓ (this build)." in _tip(text)
+
+
 def _edit(label: str, **changes) -> None:
     """Change ``label``'s recording of machpage.speed: its value's fields (``ratio=2``), or its code digest
     (``source=…``: recorded with other code, stale)."""
