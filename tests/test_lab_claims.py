@@ -256,3 +256,18 @@ def test_timing_checks_say_so_and_may_be_undecided(registry):
     with pytest.raises(TypeError) as raised:
         wrong(1)
     assert str(raised.value) == "check test_lab_claims.wrong: holds must be a bool or None, got str"
+
+
+@check("DataLoader over a TensorDataset takes more than 5× as long per epoch as DataLoader over a BatchedTensorDataset "
+       "(same arguments, the question's full batch)", timing=True)
+def five_times(interval: dict):
+    from snippets.lab import timing
+    return timing.decide(interval, ">", 5), {"ratio": interval["value"], "low": interval["low"],
+                                             "high": interval["high"], "drifted": interval.get("drifted", False)}
+
+
+def test_an_undecided_claim_on_a_drifting_machine_reads_as_chinese_with_nothing_translated_twice(monkeypatch):
+    monkeypatch.setattr(context.current(), "language", "zh")
+    html = say(five_times({"value": 5.5, "low": 4.0, "high": 7.0, "drifted": True}), "耗时是 {ratio:.1f} 倍")
+    assert context.current().twice == {} and context.current().missing == {}, context.current().missing
+    assert "耗时是 5.5 倍<em>——本机无法判定：" in html and "pitfalls-claim--undecided" in html, html

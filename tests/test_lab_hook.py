@@ -368,12 +368,19 @@ def test_the_first_build_keeps_the_imported_modules_and_later_ones_import_afresh
     first = sys.modules["snippets.lab.cache"]
     fresh_hook.on_config(_config(tmp_path))
     assert sys.modules["snippets.lab.cache"] is first and hook._session.builds == 1
-    sys.modules["snippets.lab.context"].current().refreshed.add("refreshed by the first build")
+    first_context = sys.modules["snippets.lab.context"]
+    first_context.current().refreshed.add("refreshed by the first build")
     fresh_hook.on_config(_config(tmp_path))
     second = sys.modules["snippets.lab.cache"]
     assert second is not first and hook._session.builds == 2
     assert "refreshed by the first build" in sys.modules["snippets.lab.context"].current().refreshed, \
         "REFRESH does not re-run, in a rebuild, what the first build re-ran"
+    # the hook names pages through the module the pages now import, not a stale one
+    second_context = sys.modules["snippets.lab.context"]
+    fresh_hook.on_page_markdown("", SimpleNamespace(file=SimpleNamespace(src_path="index.md")))
+    assert second_context.current().page == "index.md" and first_context.current().page != "index.md"
+    fresh_hook.on_page_content("", SimpleNamespace(file=SimpleNamespace(src_path="index.md"), url=""))
+    assert second_context.current().page is None
 
 
 def test_purge_forgets_every_snippets_module(fresh_hook):

@@ -67,6 +67,16 @@ def _draw_other(result, alt="demo <figure>"):
     return render.svg(fig, result, alt=alt)
 
 
+def test_a_figure_is_byte_identical_across_draws_and_dateless(private_cache):
+    first = _draw(_result())
+    for stored in _stored(private_cache):  # drawn again, not read back
+        stored.unlink()
+    second = _draw(_result())
+    assert first == second and len(_stored(private_cache)) == 1
+    assert "<dc:date>" not in first and "<?xml" not in first and "<!DOCTYPE" not in first
+    assert 'data-timing="false"' in first
+
+
 def _stored(private_cache) -> list:
     return sorted((private_cache.parent / "figures").glob("*.svg"))
 
@@ -209,6 +219,10 @@ def test_table_alignment_and_cells():
     assert render.table(["a", "b", "c"], [["x|y", "line\nbreak", 3]], align="lcr") == (
         "| a | b | c |\n| :--- | :---: | ---: |\n| x\\|y | line break | 3 |\n")
     assert render.table(["only"], []) == "| only |\n| :--- |\n"
+
+
+def test_a_table_aligns_its_first_column_left_and_the_rest_right_and_escapes_pipes():
+    assert render.table(["a", "b"], [[1, "x|y"]]) == "| a | b |\n| :--- | ---: |\n| 1 | x\\|y |\n"
 
 
 def test_table_shape_errors_name_the_counts():
