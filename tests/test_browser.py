@@ -376,9 +376,14 @@ class _Session:
         if message.type == "error" and "ERR_BLOCKED_BY_CLIENT" not in message.text:
             self.console.append(f"console: {message.text}")
 
-    def open(self, url: str):
+    def open(self, url: str, *, sections: bool = True):
+        """Load ``url``; with ``sections``, open every section the page opens closed (details.pitfalls-section)
+        as a reader who reads on would, so that what the tests measure is all on show (opening fires the same
+        toggle event as a click on its summary, which _visit also does once)."""
         response = self.page.goto(url, wait_until="load")
         self.page.wait_for_load_state("networkidle")
+        if sections:
+            self.page.evaluate(OPEN_SECTIONS_JS)
         return response
 
     def close(self):
@@ -415,6 +420,17 @@ def _copied_text(session: _Session, block_id: str) -> str | None:
     session.page.wait_for_function("() => navigator.clipboard.readText().then((t) => t.length > 0)",
                                    timeout=SETTLE_TIMEOUT_MS)
     return session.page.evaluate("() => navigator.clipboard.readText()")
+
+
+OPEN_SECTIONS_JS = "() => document.querySelectorAll('details.pitfalls-section').forEach((d) => { d.open = true; })"
+# What a phone shows of a page as it opens, its closed sections closed: its height in screens, and the sections.
+AS_OPENED_JS = """() => ({
+  screens: document.documentElement.scrollHeight / window.innerHeight,
+  closed: [...document.querySelectorAll('details.pitfalls-section:not([open])')].map((d) => ({
+    heading: d.previousElementSibling?.textContent.replace('¶', '').trim(),
+    summary: d.querySelector(':scope > summary').textContent.trim()})),
+})"""
+MAX_PHONE_SCREENS = 12  # a topic page as it opens, on a phone: the answer, its evidence, and the way to the rest
 
 
 # How long a page may take to settle, load a panel or answer a click: a long page draws its parts in the browser's
@@ -455,8 +471,15 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe, record: dict
     session = _Session(browser, base_url, viewport=LAPTOP)
     try:
         session.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/"))
-        response = session.open(url)
+        response = session.open(url, sections=False)
         record["status"] = response.status if response else None
+        record["step"] = "laptop: open the closed sections"
+        summaries = session.page.locator("details.pitfalls-section > summary")
+        if summaries.count():
+            summaries.first.click()  # as a reader opens one
+        record["sections_clicked_open"] = session.page.evaluate(
+            "() => document.querySelector('details.pitfalls-section')?.open ?? null")
+        session.page.evaluate(OPEN_SECTIONS_JS)
         record["step"] = "laptop: axe-core, light palette"
         record["axe"]["light"] = _axe(axe, session.page)
         record["step"] = "laptop: open the collapsed listings"
@@ -504,7 +527,10 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe, record: dict
     phone = _Session(browser, base_url, viewport=PHONE, phone=True)
     try:
         record["step"] = "phone: open, axe-core and measure"
-        response = phone.open(url)
+        response = phone.open(url, sections=False)
+        phone.page.wait_for_function(SETTLED_JS, timeout=SETTLE_TIMEOUT_MS)
+        record["as_opened"] = phone.page.evaluate(AS_OPENED_JS)
+        phone.page.evaluate(OPEN_SECTIONS_JS)
         record["axe"]["phone"] = _axe(axe, phone.page)
         # what a phone holds only once a reader scrolls to it: tables drawn, and scrollable where they are wide
         phone.page.evaluate(SHOW_TABLES_JS)
@@ -813,6 +839,42 @@ def test_tables_fit_a_laptop_page(visits):
                 problems.append(f"/{visit['page']}: table [{table['header']}] is {table['tableWidth']}px wide in a "
                                 f"{table['boxWidth']}px column at {LAPTOP['width']}px")
     assert not problems, _report(problems, "tables wider than a laptop's page")
+
+
+def test_a_topic_page_opens_within_twelve_phone_screens_and_says_what_each_closed_section_holds(visits):
+    """As it opens on a phone, a topic page is its answer and the evidence read first; the depth is closed under its
+    heading (front matter ``collapsed``), one click away, its summary saying what it holds."""
+    problems, topics = [], 0
+    for visit in _visited(visits):
+        opened = visit["as_opened"]
+        if not opened["closed"]:
+            continue
+        topics += 1
+        if opened["screens"] > MAX_PHONE_SCREENS:
+            problems.append(f"/{visit['page']}: {opened['screens']:.1f} phone screens as it opens "
+                            f"(at most {MAX_PHONE_SCREENS}); closed: {[c['heading'] for c in opened['closed']]}")
+        problems += [f"/{visit['page']}: the closed section {c['heading']!r} has no heading above it or no summary"
+                     for c in opened["closed"] if not c["heading"] or not c["summary"]]
+        if visit["sections_clicked_open"] is not True:
+            problems.append(f"/{visit['page']}: a click on the first closed section's summary did not open it")
+    assert topics >= 6, f"only {topics} pages open with closed sections: the three topics, in both languages"
+    assert not problems, _report(problems, "topic pages too long as they open")
+
+
+def test_a_link_into_a_closed_section_opens_it(browser, base_url):
+    """A search result, a jump link or a shared link to a heading inside a closed section shows that heading."""
+    session = _Session(browser, base_url, viewport=PHONE, phone=True)
+    try:
+        session.open(base_url + "loader-overhead/#with-the-batch-size", sections=False)
+        shown = session.page.evaluate("""() => {
+          const target = document.getElementById('with-the-batch-size');
+          const box = target.getBoundingClientRect();
+          return {open: target.closest('details.pitfalls-section').open, top: box.top, height: box.height};
+        }""")
+    finally:
+        session.close()
+    assert shown["open"] and shown["height"] > 0, f"the section holding #with-the-batch-size stayed closed: {shown}"
+    assert -5 <= shown["top"] < PHONE["height"], f"#with-the-batch-size is not on screen: {shown}"
 
 
 @pytest.mark.parametrize("term, expected", SEARCHES, ids=[t for t, _ in SEARCHES])

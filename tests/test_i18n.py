@@ -334,6 +334,15 @@ def test_every_english_page_has_a_chinese_twin_with_the_same_sections(page):
         f"docs/zh/{page}: its headings (level, anchor) differ from docs/{page}'s — a section added to one "
         f"language must be added to the other")
     assert re.search(r"[\u4e00-\u9fff]", chinese), f"docs/zh/{page} is not written in Chinese"
+    assert _front_matter(chinese).get("collapsed") == _front_matter(english).get("collapsed"), (
+        f"docs/zh/{page}: the sections it opens closed (front matter 'collapsed') differ from docs/{page}'s")
+
+
+def _front_matter(text: str) -> dict:
+    import yaml
+
+    match = re.match(r"---\n(.*?)\n---\n", text, re.S)
+    return yaml.safe_load(match.group(1)) if match else {}
 
 
 @pytest.mark.parametrize("page", ENGLISH_PAGES)

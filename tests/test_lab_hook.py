@@ -764,6 +764,52 @@ def test_each_section_s_blocks_become_one_part_and_the_headings_and_first_screen
     assert unwrapped == html, "nothing but the wrappers added"
 
 
+SECTIONS = ('<h1 id="t">Title</h1>\n<div class="admonition abstract"><p>In short</p></div>\n'
+            '<h2 id="a">A</h2>\n<p>open</p>\n'
+            '<h2 id="b">B</h2>\n<p>closed <span class="pitfalls-claim">x</span>'
+            '<span class="pitfalls-claim__tip">tip</span></p>\n<table><tr><td>1</td></tr></table>\n'
+            '<h3 id="b1">B1</h3>\n<figure class="pitfalls-figure"><svg></svg></figure>\n'
+            '<figure class="pitfalls-figure"><svg></svg></figure>\n'
+            '<h2 id="c">C</h2>\n<p>open again</p>\n'
+            '<h2 id="d">D</h2>\n<p>plain text</p>\n')
+
+
+def test_a_section_the_front_matter_names_closes_under_its_heading_saying_what_it_holds():
+    from snippets.lab.mkdocs_hook import collapsed
+
+    out = collapsed(SECTIONS, ["d", "b"])
+    assert out.count('<details class="pitfalls-section">') == 2
+    assert ('<h2 id="b">B</h2>\n<details class="pitfalls-section"><summary><span class="pitfalls-section__closed">'
+            'Open the section: 2 figures, 1 table, 1 checked claim</span><span class="pitfalls-section__open">'
+            'Close the section: 2 figures, 1 table, 1 checked claim</span></summary>\n<p>closed') in out, \
+        "a claim's tip is not a second claim"
+    assert '<svg></svg></figure>\n</details>\n<h2 id="c">C</h2>\n<p>open again</p>' in out, "up to the next ## only"
+    assert out.endswith('<h2 id="d">D</h2>\n<details class="pitfalls-section"><summary><span class="pitfalls-section__'
+                        'closed">Open the section</span><span class="pitfalls-section__open">Close the section</span>'
+                        '</summary>\n<p>plain text</p>\n</details>\n'), "the last section runs to the end; nothing counted"
+    assert re.sub(r'<details class="pitfalls-section"><summary>.*?</summary>\n(.*?)\n</details>\n', r"\1\n", out,
+                  flags=re.S) == SECTIONS, "nothing but the wrappers added"
+    assert collapsed(SECTIONS, None) == SECTIONS and collapsed(SECTIONS, []) == SECTIONS
+    deeper = collapsed(SECTIONS, ["b1"])  # a ### section, up to the next heading of its level or above
+    assert ('<h3 id="b1">B1</h3>\n<details class="pitfalls-section"><summary><span class="pitfalls-section__closed">'
+            'Open the section: 2 figures</span>') in deeper
+    assert '<svg></svg></figure>\n</details>\n<h2 id="c">C</h2>' in deeper and deeper.count("<details") == 1
+
+
+@pytest.mark.parametrize("ids, said", [
+    (["b", "no-such-section"], "names no-such-section but the page has no such section to close (its sections: a, b, b1, c, d)"),
+    (["a1"], "names a1 but the page has no such section"),
+    (["b", "b1"], "names b1, which lies inside b, closed already"),
+    ("b", "must be a list of section ids"),
+])
+def test_a_front_matter_naming_no_section_of_the_page_stops_the_build_naming_it(ids, said):
+    from snippets.lab.mkdocs_hook import collapsed
+
+    with pytest.raises(PluginError, match=re.escape(said)) as raised:
+        collapsed(SECTIONS, ids, "topic.md")
+    assert "docs/topic.md" in str(raised.value)
+
+
 @pytest.mark.parametrize("html", [
     '<h1>T</h1><h2>A</h2><p>unclosed <div></p>',          # an element the parser cannot follow
     '<h1>T</h1><h2>A</h2><p>one</p></div><p>two</p>',     # a stray end tag

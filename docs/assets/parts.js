@@ -30,3 +30,17 @@
   if (document.readyState === "complete") start();
   else addEventListener("load", start, { once: true });
 })();
+// A section the page opens closed (details.pitfalls-section) opens when a link, a search result or the table of
+// contents points into it: the browser scrolls to what is inside only once it is shown.
+(() => {
+  const reveal = () => {
+    const id = decodeURIComponent(location.hash.slice(1));
+    const target = id && document.getElementById(id);
+    const section = target?.closest("details.pitfalls-section:not([open])");
+    if (!section) return;
+    section.open = true;
+    target.scrollIntoView();
+  };
+  addEventListener("hashchange", reveal);
+  reveal();
+})();

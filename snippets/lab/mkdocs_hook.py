@@ -675,7 +675,7 @@ def on_page_content(html, page, **kwargs):
     provenance = _lab("provenance")
     html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
     _session.code.update(bodies)
-    return in_parts(sized_code_blocks(html))
+    return collapsed(in_parts(sized_code_blocks(html)), (getattr(page, "meta", None) or {}).get("collapsed"), source)
 
 
 def with_measuring_note(html: str, pending: dict | None) -> str:
@@ -753,11 +753,13 @@ class _TopLevel(HTMLParser):
         self.depth = 0
         self.balanced = True
         self.tops: list[tuple[int, str]] = []  # (offset, "heading" | "block")
+        self.tags: list[str] = []  # the tag of each of them
 
     def _top(self, tag: str) -> None:
         if not self.depth:
             line, column = self.getpos()
             self.tops.append((self._starts[line - 1] + column, "heading" if _HEADING.match(tag) else "block"))
+            self.tags.append(tag)
 
     def handle_starttag(self, tag, attrs):
         self._top(tag)
@@ -799,6 +801,69 @@ def in_parts(html: str) -> str:
             out += [html[done:begin], '<div class="pitfalls-part">', html[begin:at].rstrip(), "</div>\n"]
             done, begin = at, None
     return "".join(out) + html[done:]
+
+
+_HEADING_ID = re.compile(r'<h([2-6])\b[^>]*\bid="([^"]+)"')
+
+
+def collapsed(html: str, ids: object, source: str = "?") -> str:
+    """The sections a page's front matter names (``collapsed: [section-id, …]``, the ids of ``##`` or deeper
+    headings) closed under their heading, in ``<details class="pitfalls-section">``, each up to the next heading of
+    its level or above: the page opens at the answer and the evidence the reader needs first; what goes deeper is
+    one click away (its summary says what the section holds), and search, find-in-page and links into it still
+    reach it (assets/parts.js opens a section a link points into). A name that is not a section of the page, or a
+    section inside another closed one, stops the build."""
+    if not ids:
+        return html
+    if not isinstance(ids, list) or not all(isinstance(name, str) for name in ids):
+        fail(None, f"docs/{source}: front matter 'collapsed' must be a list of section ids (## headings), got {ids!r}")
+    parser = _TopLevel(html)
+    parser.feed(html)
+    parser.close()
+    headings = {}  # id -> (index among the top-level elements, level)
+    for index, ((at, kind), tag) in enumerate(zip(parser.tops, parser.tags)):
+        match = _HEADING_ID.match(html, at) if kind == "heading" else None
+        if match:
+            headings[match.group(2)] = (index, int(match.group(1)))
+    unknown = [name for name in ids if name not in headings]
+    if unknown or not parser.balanced or parser.depth != 0:
+        fail(None, f"docs/{source}: front matter 'collapsed' names {', '.join(unknown) or 'sections'} but the page has "
+                   f"no such section to close (its sections: {', '.join(headings) or 'none'})")
+    starts = [at for at, _ in parser.tops] + [len(html)]
+    levels = {index: level for index, level in headings.values()}
+    spans = []
+    for name in sorted(ids, key=lambda name: headings[name][0]):
+        index, level = headings[name]
+        last = next((later for later in range(index + 1, len(parser.tops))
+                     if parser.tops[later][1] == "heading" and levels.get(later, 1) <= level), len(parser.tops))
+        if spans and index < spans[-1][2]:
+            fail(None, f"docs/{source}: front matter 'collapsed' names {name}, which lies inside {spans[-1][0]}, "
+                       "closed already")
+        spans.append((name, index, last))
+    out, done = [], 0
+    for _, index, last in spans:
+        begin, end = starts[index + 1], starts[last]
+        body = html[begin:end]
+        if not body.strip():
+            continue
+        out += [html[done:begin], '<details class="pitfalls-section">', f"<summary>{_section_summary(body)}</summary>\n",
+                body.rstrip(), "\n</details>\n"]
+        done = end
+    return "".join(out) + html[done:]
+
+
+def _section_summary(body: str) -> str:
+    """What a closed section holds, said on its summary: "Open the section: 2 figures, 1 table, 14 checked claims",
+    and "Close the section: …" once open (assets/extra.css shows the one that applies)."""
+    i18n = _lab("i18n")
+    counts = [(body.count('<figure class="pitfalls-figure"'), "{count} figure", "{count} figures"),
+              (len(re.findall(r"<table\b", body)), "{count} table", "{count} tables"),
+              (len(re.findall(r'<span class="pitfalls-claim[ "]', body)), "{count} checked claim", "{count} checked claims")]
+    contents = i18n.joined(i18n.counted(count, one, many) for count, one, many in counts if count)
+    said = [i18n.t("Open the section: {contents}", contents=contents) if contents else i18n.t("Open the section"),
+            i18n.t("Close the section: {contents}", contents=contents) if contents else i18n.t("Close the section")]
+    return (f'<span class="pitfalls-section__closed">{said[0]}</span>'
+            f'<span class="pitfalls-section__open">{said[1]}</span>')
 
 
 LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements: tap, click or focus it to see what "
