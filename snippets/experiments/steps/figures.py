@@ -35,31 +35,32 @@ def arithmetic(result: Result) -> str:
 
 def curves(result: Result, order: str) -> str:
     n = result["n_samples"]
-    fig, axes = render.new_figure("tall", nrows=2, ncols=2, sharey=True)
+    # No time panel: a run's own clock has no protocol (one run, evaluations between steps); what a step costs is
+    # timed as a timing experiment (measure.step_cost) and said beside the curves.
+    fig, axes = render.new_figure("wide", ncols=3, sharey=True)
     panels = [("epochs", lambda r: r["samples"] / n), ("optimizer steps", lambda r: r["step"]),
-              ("samples seen", lambda r: r["samples"]), ("training time (s)", lambda r: r["seconds"])]
+              ("samples seen", lambda r: r["samples"])]
     for ax, (label, fx) in zip(axes.flat, panels):
         for i, run in enumerate(runs(result, order)):
             recs = [r for r in run["records"] if r["step"] > 0]
             ax.plot([fx(r) for r in recs], [r["loss"] for r in recs], color=render.COLORS[i],
                     label=f"batch {run['batch_size']:,}")
         ax.set(xscale="log", yscale="log", xlabel=label)
-    axes[0, 0].set_ylabel("full-dataset MSE")
-    axes[1, 0].set_ylabel("full-dataset MSE")
-    axes[0, 0].legend(fontsize=8)
+    axes[0].set_ylabel("full-dataset MSE")
+    axes[0].legend(fontsize=8)
     fig.suptitle(f"Same start, Adam lr {result['lr']:g}, {ORDER_TITLE[order]}", fontsize=10)
-    return render.svg(fig, result, alt=f"Full-dataset loss against epochs, steps, samples and time ({order})") \
+    return render.svg(fig, result, alt=f"Full-dataset loss against epochs, steps and samples ({order})") \
         + render.stamp_line(result)
 
 
 def equal_steps(result: Result) -> str:
     """Two tables, narrow enough for a laptop's page: the runs at equal step counts, with what the last count cost
-    in samples and time; then the same runs at equal epochs, the question's comparison."""
+    in samples (in time: a step's cost, measure.step_cost, said beside the curves); then the same runs at equal
+    epochs, the question's comparison."""
     n, epochs = result["n_samples"], result["epochs"]
     marks = result["equal_steps"]
     last = marks[-1]
-    steps_headers = ["order", "batch", *[f"loss @ {s} steps" for s in marks], f"samples for {last} steps",
-                     f"time for {last} steps"]
+    steps_headers = ["order", "batch", *[f"loss @ {s} steps" for s in marks], f"samples for {last} steps"]
     epochs_headers = ["order", "batch", f"steps in {epochs} epochs", f"loss @ {epochs} epochs"]
     by_steps, by_epochs = [], []
     for run in result["runs"]:
@@ -69,12 +70,12 @@ def equal_steps(result: Result) -> str:
             rec = at_step(run, s)
             cells.append(_loss(rec["loss"]) if rec else "—")
         rec = at_step(run, last)
-        cells += [t("{samples} ({epochs} ep.)", samples=f"{rec['samples']:,}", epochs=f"{rec['samples'] / n:.3g}") if rec else "—",
-                  render.seconds(rec["seconds"]) if rec else "—"]
+        cells.append(t("{samples} ({epochs} ep.)", samples=f"{rec['samples']:,}", epochs=f"{rec['samples'] / n:.3g}")
+                     if rec else "—")
         by_steps.append(cells)
         end = at_step(run, epochs * run["steps_per_epoch"])
         by_epochs.append([*name, f"{epochs * run['steps_per_epoch']:,}", _loss(end["loss"]) if end else "—"])
-    return (f"{t('**At equal steps**')}\n\n" + render.table(steps_headers, by_steps, align="lr" + "r" * len(marks) + "rr")
+    return (f"{t('**At equal steps**')}\n\n" + render.table(steps_headers, by_steps, align="lr" + "r" * len(marks) + "r")
             + "\n" + t("**At equal epochs ({epochs}), as the question compares them**", epochs=epochs) + "\n\n"
             + render.table(epochs_headers, by_epochs, align="lrrr") + "\n" + render.stamp_line(result))
 
