@@ -109,7 +109,7 @@ def test_a_long_wrong_return_is_cut(registry):
     (float("nan"), "nan"), (float("inf"), "inf"), (float("-inf"), "-inf"),
     ([1, 2.5, True], "[1, 2.5, yes]"), ((1.5,), "[1.5]"), ([], "[]"),
     (list(range(6)), "[0, 1, 2, 3, 4, 5]"), (list(range(7)), "[0, 1, 2, 3, 4, 5, …]"),
-    ("text", "text"), (None, "n/a"), ({"a": 1}, "{a: 1}"), ({"b": [1000, True]}, "{b: [1,000, yes]}"),
+    ("text", "text"), (None, "n/a"), ({"a": 1}, "{a: 1}"), ({"b": [1000, True]}, "{b: [1000, yes]}"),
 ])
 def test_values_are_shown_as_a_reader_reads_them(value, shown):
     assert show_value(value) == shown
@@ -271,3 +271,9 @@ def test_an_undecided_claim_on_a_drifting_machine_reads_as_chinese_with_nothing_
     html = say(five_times({"value": 5.5, "low": 4.0, "high": 7.0, "drifted": True}), "耗时是 {ratio:.1f} 倍")
     assert context.current().twice == {} and context.current().missing == {}, context.current().missing
     assert "耗时是 5.5 倍<em>——本机无法判定：" in html and "pitfalls-claim--undecided" in html, html
+
+
+def test_a_list_reads_as_code_writes_it_in_chinese_too(monkeypatch):
+    monkeypatch.setattr(context.current(), "language", "zh")
+    assert show_value([16, 1]) == "[16, 1]" and show_value((2048, 0.06439)) == "[2048, 0.06439]"
+    assert show_value(list(range(8))) == "[0, 1, 2, 3, 4, 5, …]"

@@ -20,6 +20,9 @@ _GLOSS = re.compile(r"(?:(?<=[\u3400-\u9fff*])|^)（[A-Za-z][A-Za-z -]{0,30}）"
 _CODE = re.compile(r"`[^`]*`|<code>.*?</code>|<[^>]+>|\{\w+\}")
 # half-width , ; : ! touching a Chinese character (a "?" between spaces is the ? mark the page explains)
 _HALF_WIDTH = re.compile(r"(?<=[\u4e00-\u9fff])[,;:!](?!\d)|(?<![\w\d])[,;:!] ?(?=[\u4e00-\u9fff])")
+# ASCII brackets around Chinese ("(3–20，有噪声)"), and a list of numbers joined as prose ("[16、1]")
+_ASCII_BRACKETS = re.compile(r"\([^()]*[\u4e00-\u9fff，、；：][^()]*\)")
+_PROSE_LIST = re.compile(r"\[[\d.,]+、")
 
 
 def glossary_breaks(text: str) -> list[tuple[str, str]]:
@@ -64,6 +67,8 @@ def test_the_typesetting_checks_find_half_width_punctuation_and_spaced_percent()
     assert _HALF_WIDTH.findall("测量值：a = 是, b = 否") == [","] and _HALF_WIDTH.findall("本机无法判定: 忙") == [":"]
     assert not _HALF_WIDTH.findall("1,000 个样本，标有 ? 的句子：12.8× (12.3–13.3)")
     assert re.search(r"\d %", "95 % 区间") and not re.search(r"\d %", "95% 区间")
+    assert _ASCII_BRACKETS.findall("耗时 10× (3–20，有噪声)") == ["(3–20，有噪声)"]
+    assert not _ASCII_BRACKETS.findall("10×（3–20，有噪声），函数 f(a, b)") and _PROSE_LIST.search("测得 [16、1]")
 
 
 def test_every_catalogue_value_follows_the_glossary():
@@ -103,6 +108,9 @@ def test_the_chinese_edition_is_typeset_as_chinese(built_site):
         for mark in _HALF_WIDTH.finditer(text):
             problems.append(f"{page} <{element}>: half-width {mark.group(0)!r} in "
                             f"{text[max(0, mark.start() - 20):mark.end() + 10]!r}")
+        for found in [*_ASCII_BRACKETS.finditer(text), *_PROSE_LIST.finditer(text)]:
+            problems.append(f"{page} <{element}>: {found.group(0)!r} (Chinese brackets are full-width, a list is "
+                            f"written as code writes it) in {text[max(0, found.start() - 20):found.end() + 10]!r}")
         for found in re.finditer(r"\d %|(?<![\d,.])\d{1,3} \d{3}(?!\d)|有 0 个", text):
             problems.append(f"{page} <{element}>: {found.group(0)!r} in {text[max(0, found.start() - 20):found.end() + 10]!r}")
     assert not problems, f"{len(problems)} typesetting problems:\n" + "\n".join(problems[:60])

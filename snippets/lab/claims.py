@@ -106,10 +106,9 @@ def show_value(value: Any) -> str:
         # 4 significant figures switch to an exponent from 10,000 up and below 0.0001 (nan and inf as such);
         # a value that rounds up to 1,000 gets its separator like 1,000.0 does.
         return f"{value:,.4g}"
-    if isinstance(value, (list, tuple)):
-        shown = [show_value(v) for v in value[:6]]
-        comma = "、" if i18n.language() == "zh" else ", "
-        return "[" + comma.join(shown) + (comma + "…" if len(value) > 6 else "") + "]"
+    if isinstance(value, (list, tuple)):  # as code writes it, in either language: [2048, 1], never [2,048、1]
+        shown = [str(v) if isinstance(v, int) and not isinstance(v, bool) else show_value(v) for v in value[:6]]
+        return "[" + ", ".join(shown) + (", …" if len(value) > 6 else "") + "]"
     if isinstance(value, dict):
         comma, colon = ("，", "：") if i18n.language() == "zh" else (", ", ": ")
         return "{" + comma.join(f"{show_value(k)}{colon}{show_value(v)}" for k, v in value.items()) + "}"

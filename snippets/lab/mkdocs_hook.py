@@ -582,9 +582,14 @@ _PRE = re.compile(r"(<(pre|code|script|style|textarea)\b.*?</\2>)", re.S)
 _TAG = re.compile(r"(<[^>]+>)")
 
 
+# ASCII brackets around Chinese (an interval's "(3–20，有噪声)"): full-width ones, with no space before them
+_CJK_IN_PARENS = re.compile(f"[ \t]?\\(([^()]*[{_CJK_CHAR}{_CJK_STOP}][^()]*)\\)")
+
+
 def close_cjk_spacing(html: str) -> str:
     """No space where Chinese has none: between two Chinese characters, and after a full-width mark (。，；：）),
-    as Python's ``print(a, b)`` or a Markdown line break leave them; tags in between are kept, code is not touched."""
+    as Python's ``print(a, b)`` or a Markdown line break leave them; brackets around Chinese are full-width
+    (``10×（3–20，有噪声）``); tags in between are kept, code is not touched."""
     out = []
     for n, part in enumerate(_PRE.split(html)):
         if n % 3 == 1:
@@ -601,6 +606,12 @@ def close_cjk_spacing(html: str) -> str:
                     if other.strip():
                         return other.lstrip()[:1] if direction > 0 else other.rstrip()[-1:]
                 return ""
+            if text and not text.strip(" \t"):  # a space alone between two tags: "。</span> <span>在"
+                before, after = neighbour(-1), neighbour(1)
+                if before and after and (before in _CJK_STOP or (re.match(f"[{_CJK_CHAR}]", before)
+                                                             and re.match(f"[{_CJK_CHAR}“（]", after))):
+                    pieces[i] = ""
+                continue
             if text[:1] in (" ", "\t") and text.strip():
                 before = neighbour(-1)
                 if before and re.match(f"[{_CJK_CHAR}{_CJK_STOP}]", before) and re.match(f"[{_CJK_CHAR}“（]", text.lstrip()):
@@ -609,6 +620,7 @@ def close_cjk_spacing(html: str) -> str:
                 after = neighbour(1)
                 if after and re.match(f"[{_CJK_CHAR}“（]", after) and re.search(f"[{_CJK_CHAR}{_CJK_STOP}][ \t]+$", text):
                     text = text.rstrip(" \t")
+            text = _CJK_IN_PARENS.sub(r"（\1）", text)
             text = re.sub(f"(?<=[{_CJK_STOP}])[ \t]+(?=\\S)", "", text)
             pieces[i] = re.sub(f"(?<=[{_CJK_CHAR}])[ \t](?=[{_CJK_CHAR}])", "", text)
         out.append("".join(pieces))
@@ -886,8 +898,8 @@ def _with_legend(html: str) -> str:
         return html
     t = _lab("i18n").t
     first = [t(LEGEND_CLAIMS)] + ([t(LEGEND_UNDECIDED)] if "pitfalls-claim--undecided" in html else [])
-    second = ([t(LEGEND_INTERVALS)] if _INTERVAL.search(html) else []) + ([t(LEGEND_WIDE, tolerance=f"{_lab('timing').NOISE_TOLERANCE:.0%}")] if t(", wide") + ")" in html else []) + (
-        [t(LEGEND_NOISY)] if t(", noisy") + ")" in html else [])
+    second = ([t(LEGEND_INTERVALS)] if _INTERVAL.search(html) else []) + ([t(LEGEND_WIDE, tolerance=f"{_lab('timing').NOISE_TOLERANCE:.0%}")] if _marked(html, t(", wide")) else []) + (
+        [t(LEGEND_NOISY)] if _marked(html, t(", noisy")) else [])
     space = "" if _lab("context").current().language == "zh" else " "
     lines = [space.join(first)] + ([space.join(second)] if second else [])
     legend = '<p class="pitfalls-legend">' + "<br>\n".join(lines) + "</p>\n"
@@ -897,6 +909,11 @@ def _with_legend(html: str) -> str:
     section = html.find("<h2")
     at = section if section >= 0 else len(html)
     return f"{html[:at]}{legend}{html[at:]}"
+
+
+def _marked(html: str, word: str) -> bool:
+    """Whether an interval on the page ends with ``word`` (``, noisy)``; Chinese brackets are full-width)."""
+    return word + ")" in html or word + "）" in html
 
 
 _DIV = re.compile(r"<(/?)div\b[^>]*>")
