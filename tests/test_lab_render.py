@@ -519,3 +519,9 @@ def test_a_noisy_share_is_named_in_percent_and_a_ratio_as_a_ratio():
     text = render.noise_warning([("per-sample share of the epoch", busy, True), ("DataLoader ÷ direct", busy)])
     assert "    - per-sample share of the epoch: 50% (20–80, noisy) — other programs used 30% of the CPU\n" in text
     assert "    - DataLoader ÷ direct: 0.5× (0.2–0.8, noisy) — other programs used 30% of the CPU\n" in text
+
+
+def test_a_shares_interval_stays_between_0_and_100_percent():
+    assert render.percent_interval({"value": 0.9, "low": 0.6, "high": 1.4}, flag=False) == "90% (60–100)"
+    assert render.percent_interval({"value": 0.05, "low": -0.02, "high": 0.1}, flag=False).endswith("(0–10)")
+    assert render.percent_interval({"value": 0.61, "low": 0.58, "high": 0.64}, flag=False) == "61% (58–64)"

@@ -570,9 +570,16 @@ def _unsigned_zero(text: str) -> str:
 
 
 def percent_interval(interval: dict, *, flag: bool = True) -> str:
-    """A share with its 95% interval, in percent: ``61% (58–64)``; marked noisy when it is (``noisy_said``)."""
-    text = ratio_interval({key: interval.get(key) * 100 if interval.get(key) is not None else None
-                           for key in ("value", "low", "high")}, suffix="%", flag=False)
+    """A share with its 95% interval, in percent: ``61% (58–64)``; marked noisy when it is (``noisy_said``). A share
+    lies between 0 and 100%, and so does its interval: ``90% (60–100)``, never ``90% (60–140)``."""
+    bounded = {key: interval.get(key) for key in ("value", "low", "high")}
+    if bounded["value"] is not None and 0 <= bounded["value"] <= 1:
+        if bounded["low"] is not None:
+            bounded["low"] = max(0.0, bounded["low"])
+        if bounded["high"] is not None:
+            bounded["high"] = min(1.0, bounded["high"])
+    text = ratio_interval({key: value * 100 if value is not None else None for key, value in bounded.items()},
+                          suffix="%", flag=False)
     return noisy_said(text, interval, flag)
 
 

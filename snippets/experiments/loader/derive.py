@@ -19,7 +19,7 @@ from snippets.lab.cache import Result
 from .measure import LOADER_NAMES
 
 # TensorLoader's speed targets (checked strictly by benchmarks/tensor_loader_speed.py, reported by the page):
-RATIO_TARGET = 1.2  # an epoch, against the cheapest hand-written loop yielding the same batches
+RATIO_TARGET = 1.2  # an epoch, against a plain hand-written loop yielding the same batches
 SMALL_EPOCH = 50e-6  # ... except where that loop takes less than this per epoch:
 SMALL_SLACK = 10e-6  # ... then at most this much slower
 TRAINING_TARGET = 1.1  # the question's training loop, against training on the tensors directly

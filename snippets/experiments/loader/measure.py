@@ -89,7 +89,7 @@ def question_loaders(x: torch.Tensor, y: torch.Tensor) -> dict[str, Iterable]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The hand-written baselines: the cheapest loops that yield the same batches
+# The hand-written baselines: plain loops that yield the same batches as DataLoader
 
 
 # --8<-- [start:baselines]
