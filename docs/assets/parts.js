@@ -35,7 +35,7 @@
 (() => {
   const reveal = () => {
     const id = decodeURIComponent(location.hash.slice(1));
-    const target = id && document.getElementById(id);
+    const target = id ? document.getElementById(id) : null;
     const section = target?.closest("details.pitfalls-section:not([open])");
     if (!section) return;
     section.open = true;

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import statistics
 
+from matplotlib.ticker import LogLocator
+
 from snippets.lab import render
 from snippets.lab.cache import Result
 from snippets.lab.i18n import t
@@ -46,6 +48,7 @@ def curves(result: Result, order: str) -> str:
             ax.plot([fx(r) for r in recs], [r["loss"] for r in recs], color=render.COLORS[i],
                     label=f"batch {run['batch_size']:,}")
         ax.set(xscale="log", yscale="log", xlabel=label)
+        ax.xaxis.set_major_locator(LogLocator(numticks=4))  # a third of the width: every other decade labelled
     axes[0].set_ylabel("full-dataset MSE")
     axes[0].legend(fontsize=8)
     fig.suptitle(f"Same start, Adam lr {result['lr']:g}, {ORDER_TITLE[order]}", fontsize=10)
