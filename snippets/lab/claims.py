@@ -106,9 +106,13 @@ def show_value(value: Any) -> str:
         # 4 significant figures switch to an exponent from 10,000 up and below 0.0001 (nan and inf as such);
         # a value that rounds up to 1,000 gets its separator like 1,000.0 does.
         return f"{value:,.4g}"
-    if isinstance(value, (list, tuple)):  # as code writes it, in either language: [2048, 1], never [2,048、1]
+    if isinstance(value, (list, tuple)):
+        # numbers as code writes them, in either language: [2048, 1], never [2,048、1]; words in the page's
+        # language, joined as it joins them: [yes, no], [是、否]
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
         shown = [str(v) if isinstance(v, int) and not isinstance(v, bool) else show_value(v) for v in value[:6]]
-        return "[" + ", ".join(shown) + (", …" if len(value) > 6 else "") + "]"
+        comma = "、" if i18n.language() == "zh" and not numbers else ", "
+        return "[" + comma.join(shown) + (comma + "…" if len(value) > 6 else "") + "]"
     if isinstance(value, dict):
         comma, colon = ("，", "：") if i18n.language() == "zh" else (", ", ": ")
         return "{" + comma.join(f"{show_value(k)}{colon}{show_value(v)}" for k, v in value.items()) + "}"
