@@ -278,3 +278,4 @@ def test_a_list_reads_as_code_writes_it_in_chinese_too(monkeypatch):
     assert show_value([16, 1]) == "[16, 1]" and show_value((2048, 0.06439)) == "[2048, 0.06439]"
     assert show_value(list(range(8))) == "[0, 1, 2, 3, 4, 5, …]"
     assert show_value([True, False]) == "[是、否]", "words are joined as Chinese joins them"
+    assert show_value([[1, [20, 20]], [2, [10, 10]]]) == "[[1, [20, 20]], [2, [10, 10]]]"

@@ -243,13 +243,18 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
     # the Chinese edition prints the same numbers, in the same places
     zh_home = _visible_text((built_site / "zh" / "index.html").read_text(encoding="utf-8")).rsplit("如何阅读图表", 1)[0]
     zh_loader = _visible_text((built_site / "zh" / "loader-overhead" / "index.html").read_text(encoding="utf-8"))
+    from snippets.lab.mkdocs_hook import close_cjk_spacing
+
+    def in_chinese(text: str) -> str:  # its words translated, its brackets full-width around them, as the build does
+        return close_cjk_spacing(text.replace(", wide)", "，区间宽)").replace(", noisy)", "，有噪声)"))
+
     for name in ("DataLoader", "DataLoader + BatchedTensorDataset", "TensorLoader"):
-        shown = ratio_interval(ratios[name]).replace(", wide)", "，区间宽)").replace(", noisy)", "，有噪声)")
+        shown = in_chinese(ratio_interval(ratios[name]))
         for where, text in (("zh home page", zh_home), ("zh loader page", zh_loader)):
             if shown not in text:
                 problems.append(f"{name} ÷ direct is {shown} but the {where} does not say so")
     for shown in (per_sample, figures.percent(shares["indexing"]), figures.percent(shares["collate"])):
-        plain = shown.replace(", wide)", "，区间宽)").replace(", noisy)", "，有噪声)")
+        plain = in_chinese(shown)
         if plain not in zh_loader:
             problems.append(f"the zh loader page does not print the share {plain}")
     assert not problems, "\n".join(problems)

@@ -94,6 +94,13 @@ def check(condition: str, *, timing: bool = False) -> Callable[[Callable[..., tu
     return wrap
 
 
+def _numbers_only(value: Any) -> bool:
+    """Whether ``value`` is a number, or a list of numbers (lists of lists of numbers included)."""
+    if isinstance(value, (list, tuple)):
+        return all(_numbers_only(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def show_value(value: Any) -> str:
     """A measured value as a reader reads it: 4 significant figures, thousands separators, yes/no."""
     if value is None:  # a value that could not be computed: a bound with too few repeats for an interval
@@ -109,7 +116,7 @@ def show_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         # numbers as code writes them, in either language: [2048, 1], never [2,048、1]; words in the page's
         # language, joined as it joins them: [yes, no], [是、否]
-        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        numbers = _numbers_only(value)
         shown = [str(v) if isinstance(v, int) and not isinstance(v, bool) else show_value(v) for v in value[:6]]
         comma = "、" if i18n.language() == "zh" and not numbers else ", "
         return "[" + comma.join(shown) + (comma + "…" if len(value) > 6 else "") + "]"
