@@ -819,3 +819,10 @@ def test_content_the_parser_cannot_follow_or_without_sections_is_left_as_it_is(h
     from snippets.lab.mkdocs_hook import in_parts
 
     assert in_parts(html) == html
+
+
+def test_the_legend_finds_an_interval_in_chinese_brackets_too():
+    from snippets.lab.mkdocs_hook import _INTERVAL
+
+    assert _INTERVAL.search("耗时是 10×（3–20，有噪声）") and _INTERVAL.search("15× (12–20)")
+    assert not _INTERVAL.search("调用 f(a, b)（见上）")

@@ -765,13 +765,11 @@ class _TopLevel(HTMLParser):
         self.depth = 0
         self.balanced = True
         self.tops: list[tuple[int, str]] = []  # (offset, "heading" | "block")
-        self.tags: list[str] = []  # the tag of each of them
 
     def _top(self, tag: str) -> None:
         if not self.depth:
             line, column = self.getpos()
             self.tops.append((self._starts[line - 1] + column, "heading" if _HEADING.match(tag) else "block"))
-            self.tags.append(tag)
 
     def handle_starttag(self, tag, attrs):
         self._top(tag)
@@ -833,7 +831,7 @@ def collapsed(html: str, ids: object, source: str = "?") -> str:
     parser.feed(html)
     parser.close()
     headings = {}  # id -> (index among the top-level elements, level)
-    for index, ((at, kind), tag) in enumerate(zip(parser.tops, parser.tags)):
+    for index, (at, kind) in enumerate(parser.tops):
         match = _HEADING_ID.match(html, at) if kind == "heading" else None
         if match:
             headings[match.group(2)] = (index, int(match.group(1)))
@@ -887,7 +885,7 @@ LEGEND_WIDE = "“wide”: the range is more than ±{tolerance} of the value; th
 LEGEND_NOISY = ("“noisy”: other programs were running or the machine's speed changed while it was measured, so the "
                 "value itself may be off (a noisy value may also be wide).")
 # a printed interval: "15× (12–20", "90% (84–96", "0.41 (0.32–0.5"
-_INTERVAL = re.compile(r"\d[×%]? \(-?[\d.,]+–")
+_INTERVAL = re.compile(r"\d[×%]? ?[(（]-?[\d.,]+–")  # "15× (12–20", and in Chinese "15×（12–20，有噪声）"
 
 
 def _with_legend(html: str) -> str:
