@@ -170,7 +170,9 @@ MEASURE_JS = r"""
     let rect = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
     const hidden = rect.width === 0 && rect.height === 0;
     if (svg && hidden) { reveal(figure); rect = svg.getBoundingClientRect(); }
+    const outer = figure.getBoundingClientRect();
     const result = {index, experiment: figure.dataset.experiment || '', hasSvg: !!svg, hidden,
+                    left: outer.left, right: outer.right, scrolls: figure.scrollWidth > figure.clientWidth + 1,
                     width: rect.width, height: rect.height, elements: svg ? svg.querySelectorAll('*').length : 0,
                     markers: svg ? svg.querySelectorAll('use').length : 0,
                     texts: 0, illegible: [], lowContrast: [], minContrast: null};
@@ -830,6 +832,24 @@ def test_no_horizontal_overflow_on_a_phone(visits):
     assert not problems, _report(problems, f"pages wider than a {PHONE['width']}px phone screen")
 
 
+def test_every_figure_fits_a_phone_without_scrolling_sideways(visits):
+    """Drawn as wide as a phone (render.WIDTH), a figure fits the screen whole: no part of it off the screen, no
+    sideways scrolling inside its box (its text stays 9 px or more: the phone-reading test)."""
+    problems, figures = [], 0
+    for visit in _visited(visits):
+        phone = visit["phone"]
+        for figure in phone["figures"]:
+            figures += 1
+            name = f"/{visit['page']}: figure {figure['index']} ({figure['experiment']})"
+            if figure["scrolls"]:
+                problems.append(f"{name} scrolls sideways in its box")
+            if figure["left"] < -1 or figure["right"] > phone["clientWidth"] + 1:
+                problems.append(f"{name} spans {figure['left']:.0f}–{figure['right']:.0f}px on a "
+                                f"{phone['clientWidth']}px screen")
+    assert figures >= 11, f"{figures} figures measured on the phone"
+    assert not problems, _report(problems, f"figures that do not fit a {PHONE['width']}px phone")
+
+
 def test_tables_fit_a_laptop_page(visits):
     """At 1280 px every table on show is whole: none needs its scroll bar to show a column."""
     problems = []
@@ -1066,8 +1086,8 @@ _PHONE_READING = """() => {
 
 
 @pytest.mark.parametrize("page", ["loader-overhead/", "zh/loader-overhead/", "update-steps/", "seeding-order/"])
-def test_a_phone_reader_sees_the_ratio_column_whole_identifiers_legible_figures_and_clear_code(browser, base_url,
-                                                                                                page):
+def test_a_phone_reader_sees_the_ratio_column_whole_identifiers_legible_figures_clear_code_and_every_tab(
+        browser, base_url, page):
     phone = _Session(browser, base_url, viewport=PHONE, phone=True)
     try:
         phone.open(base_url + page)
@@ -1075,8 +1095,26 @@ def test_a_phone_reader_sees_the_ratio_column_whole_identifiers_legible_figures_
         phone.page.evaluate("() => document.querySelectorAll('figure.pitfalls-figure').forEach((f) => f.scrollIntoView())")
         phone.page.evaluate("() => window.scrollTo(0, 0)")
         seen = phone.page.evaluate(_PHONE_READING)
+        # every tab reachable: a tap on each label (scrolled into view as a swipe would) selects its tab
+        from playwright.sync_api import Error as PlaywrightError
+
+        unreachable, tabs = [], 0
+        labels = phone.page.locator(".md-content .tabbed-set > .tabbed-labels > label")
+        for index in range(labels.count()):
+            label = labels.nth(index)
+            tabs += 1
+            try:
+                label.click(timeout=5_000)
+                selected = phone.page.evaluate("(l) => document.getElementById(l.htmlFor)?.checked ?? false",
+                                               label.element_handle())
+            except PlaywrightError as error:
+                selected = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+            if selected is not True:
+                unreachable.append(f"{label.text_content().strip()!r} ({selected})")
     finally:
         phone.close()
+    assert tabs >= 2, f"/{page}: {tabs} tab labels found"
+    assert not unreachable, f"/{page}: tabs a phone reader cannot select: {unreachable}"
     if page.endswith("loader-overhead/"):
         assert seen["ratioRight"] is not None and seen["ratioRight"] <= seen["width"], (
             f"/{page}: the question's ratio column ends at {seen['ratioRight']} px on a {seen['width']} px screen")

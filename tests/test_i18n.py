@@ -197,7 +197,7 @@ def test_a_table_is_printed_in_the_pages_language(zh):
 def test_a_figure_is_drawn_with_chinese_words_in_a_cjk_font(zh):
     from snippets.lab.cache import Result
 
-    fig, ax = render.new_figure("square")
+    fig, ax = render.new_figure("wide")
     ax.plot([1, 2], [3, 4], label="direct (as asked)")
     ax.set(xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
     ax.legend()
@@ -220,7 +220,7 @@ def test_without_the_cjk_font_a_chinese_figure_says_what_to_install(monkeypatch)
 
 
 def test_an_english_figure_keeps_its_font(monkeypatch):
-    fig, ax = render.new_figure("square")
+    fig, ax = render.new_figure("wide")
     ax.set_title("Loss per epoch")
     render.translate_figure(fig)
     assert ax.title.get_text() == "Loss per epoch" and render.CJK_FONT not in ax.title.get_fontfamily()
@@ -538,7 +538,7 @@ def test_fixed_tick_labels_are_translated(zh, catalogue_in):
     from matplotlib.ticker import FixedFormatter
 
     catalogue_in({"zh.json": {"direct": "直接", "DataLoader": "DataLoader"}})
-    fig, ax = render.new_figure("square")
+    fig, ax = render.new_figure("wide")
     ax.bar([0, 1], [1, 2])
     ax.set_xticks([0, 1])
     ax.xaxis.set_major_formatter(FixedFormatter(["direct", "DataLoader"]))

@@ -826,3 +826,14 @@ def test_the_legend_finds_an_interval_in_chinese_brackets_too():
 
     assert _INTERVAL.search("耗时是 10×（3–20，有噪声）") and _INTERVAL.search("15× (12–20)")
     assert not _INTERVAL.search("调用 f(a, b)（见上）")
+
+
+def test_torch_s_missing_cuda_runtime_note_leaves_the_log_and_its_other_warnings_stay(caplog):
+    """torch.compile with torch's CUDA build on a machine without a GPU logs a harmless "No CUDA runtime is found";
+    the hook drops that line alone from torch.utils.cpp_extension's logger."""
+    logger = logging.getLogger("torch.utils.cpp_extension")
+    with caplog.at_level(logging.WARNING, logger="torch.utils.cpp_extension"):
+        logger.warning("No CUDA runtime is found, using CUDA_HOME='/usr/local'")
+        logger.warning("Error checking compiler version for c++: a real problem")
+    assert [record.getMessage() for record in caplog.records if record.name == logger.name] == [
+        "Error checking compiler version for c++: a real problem"]

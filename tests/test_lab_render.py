@@ -47,21 +47,59 @@ def test_a_grid_of_axes_shares_what_it_is_asked_to():
     assert axes.shape == (2,)
 
 
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.mark.parametrize("place", ["below", "beside"])
+def test_a_legend_is_placed_off_every_panel_and_inside_the_figure(place):
+    fig, axes = render.new_figure("pair", ncols=2) if place == "below" else render.new_figure("tall", nrows=2)
+    for ax in axes:
+        for k in range(4):
+            ax.plot([1, 2, 3], [k, k + 1, k], label=f"a fairly long label number {k}")
+    if place == "below":
+        render.legend_below(fig, axes[0])
+        legends = fig.legends
+    else:
+        for ax in axes:
+            render.legend_beside(ax)
+        legends = [ax.get_legend() for ax in axes]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # constrained layout places every panel and legend
+    renderer = canvas.get_renderer()
+    figure_box = fig.bbox
+    assert len(legends) == (1 if place == "below" else 2)
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        assert len(legend.get_texts()) == 4, "one entry per line of the one panel named"
+        assert not any(_overlaps(box, ax.get_window_extent(renderer)) for ax in axes), f"legend {place} covers a panel"
+        assert figure_box.x0 <= box.x0 and box.x1 <= figure_box.x1 + 1, f"legend {place} runs past the figure's edge"
+
+
+def test_every_size_fits_a_phone():
+    """Each size, drawn so that MIN_FONT reads at READABLE_PX, fits a 390 px phone: the figure runs to the screen's
+    edges there, less 6 px of padding each side (assets/extra.css; the browser tests measure the real page)."""
+    needed = {size: width * 72 * render.READABLE_PX / render.MIN_FONT for size, (width, _) in render.SIZES.items()}
+    assert all(px <= 390 - 2 * 6 for px in needed.values()), needed
+
+
 def test_unknown_figure_size_lists_the_sizes():
     with pytest.raises(ValueError) as raised:
         render.new_figure("huge")
-    assert str(raised.value) == "unknown figure size 'huge'; choose one of ['pair', 'square', 'tall', 'wide']"
+    assert str(raised.value) == "unknown figure size 'huge'; choose one of ['pair', 'tall', 'wide']"
 
 
 def _draw(result, alt="demo <figure>"):
-    fig, ax = render.new_figure("square")
+    fig, ax = render.new_figure("wide")
     ax.plot([0, 1, 2], [3, 1, 2], marker="o", label="a")
     ax.legend()
     return render.svg(fig, result, alt=alt)
 
 
 def _draw_other(result, alt="demo <figure>"):
-    fig, ax = render.new_figure("square")
+    fig, ax = render.new_figure("wide")
     ax.plot([0, 1, 2], [3, 1, 2], marker="o", label="a")
     ax.legend()
     return render.svg(fig, result, alt=alt)
@@ -88,7 +126,7 @@ def test_a_figure_is_inline_svg_in_a_labelled_figure_element(private_cache):
     svg_text = text.split("\n")[1]
     root = ET.fromstring(svg_text)
     assert root.get("role") == "img" and root.get("aria-label") == "demo <figure>"
-    assert root.get("width") == "360pt" and root.get("height") == "288pt"
+    assert root.get("width") == "374.4pt" and root.get("height") == "244.8pt"
     [stored] = _stored(private_cache)
     assert len(stored.stem) == 32 and stored.read_text(encoding="utf-8") == text
 

@@ -37,7 +37,7 @@ STYLE = {
     "svg.fonttype": "none",
     "font.family": "DejaVu Sans",
     "font.size": 10,
-    "axes.titlesize": 11,
+    "axes.titlesize": 10,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
@@ -53,7 +53,12 @@ STYLE = {
 }
 # Colour-blind-safe palette (Okabe–Ito), distinct on white.
 COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
-SIZES = {"wide": (8.0, 3.6), "tall": (8.0, 5.6), "square": (5.0, 4.0), "pair": (8.0, 3.4)}
+# Every figure is drawn as wide as a phone's screen: 5.2 in is 374 pt, and a 390 px phone draws the figure edge to
+# edge (assets/extra.css) with its smallest text (MIN_FONT) at 9 px or more. A laptop draws it larger, to a cap
+# that keeps its text a little smaller than the prose's. Two panels side by side share the width; panels with
+# long legends stack ("tall") and keep their legends beside them.
+WIDTH = 5.2
+SIZES = {"wide": (WIDTH, 3.4), "pair": (WIDTH, 3.3), "tall": (WIDTH, 5.4)}
 
 
 def new_figure(size: str = "wide", *, nrows: int = 1, ncols: int = 1, **subplot_kw: Any):
@@ -66,6 +71,17 @@ def new_figure(size: str = "wide", *, nrows: int = 1, ncols: int = 1, **subplot_
     for ax in fig.axes:
         ax.set_prop_cycle(color=COLORS)
     return fig, axes
+
+
+def legend_below(fig: Figure, ax: Any, *, ncol: int = 1) -> None:
+    """The legend of ``ax``'s lines under every panel of ``fig``, where it covers no data."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol)
+
+
+def legend_beside(ax: Any) -> None:
+    """The legend of ``ax``'s lines to its right, outside the data (constrained layout makes room)."""
+    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
 
 
 def svg(fig: Figure, result: Result, *, alt: str) -> str:
@@ -92,7 +108,8 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
         fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = lean_svg(buffer.getvalue(), label=alt)
     text = (
-        # focusable: on a phone a figure scrolls sideways rather than shrink its text, and a keyboard scrolls it
+        # focusable: on a screen narrower than a phone's a figure scrolls sideways rather than shrink its text, and
+        # a keyboard scrolls it
         f'<figure class="pitfalls-figure" tabindex="0" data-experiment="{result.experiment}" '
         f'data-timing="{str(result.timing).lower()}">\n{text}\n</figure>\n'
     )
@@ -102,7 +119,8 @@ def svg(fig: Figure, result: Result, *, alt: str) -> str:
 
 
 # The smallest text a figure draws, in its own units (pt), and the smallest it may be rendered at, in CSS px: a
-# figure is never drawn narrower than makes its smallest text READABLE_PX (on a phone it scrolls sideways instead).
+# figure is never drawn narrower than makes its smallest text READABLE_PX (a 390 px phone has the room: WIDTH; on a
+# narrower screen it scrolls sideways instead).
 MIN_FONT = 9
 READABLE_PX = 9
 

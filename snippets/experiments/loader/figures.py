@@ -18,8 +18,8 @@ import torch
 from snippets.lab import i18n, machines
 from snippets.lab.cache import Result
 from snippets.lab.i18n import t
-from snippets.lab.render import (COLORS, new_figure, noise_warning, percent_interval, ratio_interval, seconds,
-                                 stamp_line, svg, table)
+from snippets.lab.render import (COLORS, legend_below, new_figure, noise_warning, percent_interval, ratio_interval,
+                                 seconds, stamp_line, svg, table)
 from snippets.lab.timing import decide
 from snippets.lab.timing import ratio as timing_ratio
 
@@ -189,8 +189,8 @@ def across_releases(result: Result) -> str:
     ax.axhline(1.0, color="#7f7f7f", linewidth=0.8)
     ax.set_xticks(range(len(found)), [version for version, _ in found])
     ax.set(yscale="log", xlabel="torch release", ylabel="time per epoch ÷ direct loop",
-           title="The question's loop on each recorded release (95% intervals)")
-    ax.legend(fontsize=8)
+           title="Each recorded release (95% intervals)")
+    legend_below(fig, ax)
     return svg(fig, drawn, alt="Time per epoch of DataLoader, DataLoader with BatchedTensorDataset and "
                                "TensorLoader as multiples of the direct loop, for each recorded torch release")
 
@@ -345,7 +345,7 @@ def _order_panels(result: Result, key: str, xlabel: str, ylabel: str):  # noqa: 
 def batch_size_scaling(result: Result) -> str:
     """Time per epoch against batch size, sequential and shuffled, every loader (log-log)."""
     fig, axes = _order_panels(result, "batch_size", "batch size", f"time per epoch (N = {result['n']:,})")
-    axes[1].legend(fontsize=8)
+    legend_below(fig, axes[0], ncol=2)
     alt = (f"Log-log plot of time per epoch against batch size for N = {result['n']} samples: DataLoader stays "
            "far above TensorLoader and the hand-written loop at every batch size.")
     return svg(fig, result, alt=alt) + stamp_line(result)
@@ -398,8 +398,8 @@ def speed_targets(result: Result) -> str:
 
 def size_scaling(result: Result) -> str:
     """Time per full-batch epoch against dataset size, sequential and shuffled, every loader (log-log)."""
-    fig, axes = _order_panels(result, "n", "N (samples, all in one batch)", "time per epoch")
-    axes[1].legend(fontsize=8)
+    fig, axes = _order_panels(result, "n", "N (samples, one batch)", "time per epoch")
+    legend_below(fig, axes[0], ncol=2)
     alt = ("Log-log plots of time per full-batch epoch against dataset size, sequential and shuffled: DataLoader "
            "grows linearly with N from far above the others; sequential TensorLoader and hand-written slices stay "
            "flat, shuffled ones grow with N far below DataLoader.")

@@ -25,10 +25,10 @@ def loss_curves(result: Result) -> str:
     left.plot(epochs, fixed["direct"], label="direct (seed before each model)")
     left.plot(epochs, fixed["loader"], label="DataLoader (seed before each model)", linestyle=":")
     left.set(yscale="log", xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
-    left.legend(fontsize=8)
+    render.legend_below(fig, left)
     diff = [a - b for a, b in zip(fixed["direct"], fixed["loader"])]
     right.plot(epochs, diff, color=render.COLORS[2])
-    right.set(xlabel="epoch", ylabel="direct − DataLoader", title="Difference with equal starts")
+    right.set(xlabel="epoch", ylabel="direct − DataLoader", title="Difference, equal starts")
     return render.svg(fig, result, alt="Loss curves of direct and DataLoader training, and their difference")
 
 
@@ -40,7 +40,7 @@ def fits(result: Result) -> str:
         ax.plot(result["x"], result["fixed"][key], color=render.COLORS[1], label="fit")
         ax.set(title=title, xlabel="x")
     axes[0].set_ylabel("y")
-    fig.suptitle("The question's two fits, each model seeded before construction", fontsize=10)
+    fig.suptitle("The question's two fits, each model seeded first", fontsize=10)
     return render.svg(fig, result, alt="The question's two fitted curves, identical once both models start alike")
 
 

@@ -39,7 +39,8 @@ def curves(result: Result, order: str) -> str:
     n = result["n_samples"]
     # No time panel: a run's own clock has no protocol (one run, evaluations between steps); what a step costs is
     # timed as a timing experiment (measure.step_cost) and said beside the curves.
-    fig, axes = render.new_figure("wide", ncols=3, sharey=True)
+    # two panels a row, as wide as a phone; the fourth cell holds the legend
+    fig, axes = render.new_figure("tall", nrows=2, ncols=2, sharey=True)
     panels = [("epochs", lambda r: r["samples"] / n), ("optimizer steps", lambda r: r["step"]),
               ("samples seen", lambda r: r["samples"])]
     for ax, (label, fx) in zip(axes.flat, panels):
@@ -48,9 +49,12 @@ def curves(result: Result, order: str) -> str:
             ax.plot([fx(r) for r in recs], [r["loss"] for r in recs], color=render.COLORS[i],
                     label=f"batch {run['batch_size']:,}")
         ax.set(xscale="log", yscale="log", xlabel=label)
-        ax.xaxis.set_major_locator(LogLocator(numticks=4))  # a third of the width: every other decade labelled
-    axes[0].set_ylabel("full-dataset MSE")
-    axes[0].legend(fontsize=8)
+        ax.xaxis.set_major_locator(LogLocator(numticks=4))  # half the width: every other decade labelled
+    for ax in axes[:, 0]:
+        ax.set_ylabel("full-dataset MSE")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    axes[1, 1].axis("off")
+    axes[1, 1].legend(handles, labels, loc="center", frameon=False)
     fig.suptitle(f"Same start, Adam lr {result['lr']:g}, {ORDER_TITLE[order]}", fontsize=10)
     return render.svg(fig, result, alt=f"Full-dataset loss against epochs, steps and samples ({order})") \
         + render.stamp_line(result)
@@ -103,35 +107,35 @@ def fit(result: Result) -> str:
         if order == "shuffled":
             label += ", shuffled"
         lines.append((label, preds, style))
-    fig, (left, right) = render.new_figure("tall", ncols=2)
+    fig, (left, right) = render.new_figure("tall", nrows=2, sharex=True)
     left.plot(xs, truth, color="#7f7f7f", linewidth=3, alpha=0.5, label="sin(x)")
     for i, (label, preds, style) in enumerate(lines):
         left.plot(xs, preds, color=render.COLORS[i], linestyle=style, label=label)
         right.plot(xs, [p - t for p, t in zip(preds, truth)], color=render.COLORS[i], linestyle=style)
-    left.set(xlabel="x", ylabel="prediction", title="Fits, same start")
+    left.set(ylabel="prediction", title="Fits, same start")
     right.set(xlabel="x", ylabel="prediction − sin(x)", title="Errors")
     right.axhline(0, color="#7f7f7f", linewidth=0.8)
-    fig.legend(loc="outside lower center", ncol=2, fontsize=8)
+    render.legend_below(fig, left)
     return render.svg(fig, result, alt="The question's sin(x) fits from the same start, and their errors")
 
 
 def logged(result: Result) -> str:
     rows = result["rows"]
     epochs = [r["epoch"] for r in rows]
-    fig, (left, right) = render.new_figure("pair", ncols=2)
-    left.plot(epochs, [r["logged"] for r in rows], marker="o", markersize=3, label="logged (question's formula)")
+    fig, (left, right) = render.new_figure("tall", nrows=2, sharex=True)
+    left.plot(epochs, [r["logged"] for r in rows], marker="o", markersize=3, label="logged, as asked")
     left.plot(epochs, [r["logged_weighted"] for r in rows], marker="^", markersize=3, linestyle="--",
-              label="logged, weighted by batch size")
-    left.plot(epochs, [r["true_end"] for r in rows], marker="s", markersize=3, label="true loss at epoch end")
-    left.set(yscale="log", xlabel="epoch", ylabel="MSE", title=f"Batch {result['batch_size']}: logged vs true")
-    left.legend(fontsize=8)
+              label="logged, size-weighted")
+    left.plot(epochs, [r["true_end"] for r in rows], marker="s", markersize=3, label="true, at epoch end")
+    left.set(yscale="log", ylabel="MSE", title=f"Batch {result['batch_size']}: logged vs true")
+    render.legend_beside(left)
     right.plot(epochs, [100 * (r["fixed_plain"] / r["fixed_weighted"] - 1) for r in rows], marker="o",
-               markersize=3, color=render.COLORS[2], label="plain mean of batch losses")
+               markersize=3, color=render.COLORS[2], label="plain mean")
     right.plot(epochs, [100 * (r["fixed_weighted"] / r["true_end"] - 1) for r in rows], marker="s",
                markersize=3, color=render.COLORS[3], label="sample-weighted mean")
     right.axhline(0, color="#7f7f7f", linewidth=0.8)
     right.set(xlabel="epoch", ylabel="% off the true loss", title="Same weights, two averages")
-    right.legend(fontsize=8)
+    render.legend_beside(right)
     return render.svg(fig, result, alt="The question's logged loss against the true full-dataset loss")
 
 
@@ -163,11 +167,11 @@ def noise(result: Result) -> str:
     factor = c["measured"] / c["law_random"]  # as the page's claim computes it
     # the key point, written beside the square where no legend can cover it
     ax.annotate(f"{factor:,.0f}× random batches", (c["batch_size"], c["measured"]), xytext=(8, -4),
-                textcoords="offset points", fontsize=8, va="top")  # the text colour: legible on any background
+                textcoords="offset points", va="top")  # the text colour: legible on any background
     ax.set(xscale="log", yscale="log", xlabel="batch size B", ylabel="E |g_B − G|²",
            title=f"Minibatch gradient variance after {result['variance_at']} steps")
     # below the axes: inside them it covers the contiguous batches' square, the figure's key point
-    fig.legend(loc="outside lower center", ncol=2, fontsize=8)
+    render.legend_below(fig, ax)
     alt = ("Minibatch gradient variance against batch size on log axes, with the 1/B law and its finite-population "
            "correction; random batches follow the law, the question's contiguous batches of "
            f"{c['batch_size']:,} sit far above it")
@@ -197,7 +201,7 @@ def noise_scale(result: Result) -> str:
 def lr_sweep(result: Result) -> str:
     found = derive.best_lrs(result)
     multiples, lrs, seeds = result["multiples"], result["lrs"], result["seeds"]
-    fig, (left, right) = render.new_figure("pair", ncols=2)
+    fig, (left, right) = render.new_figure("tall", nrows=2)
     for i, k in enumerate(multiples):
         median = [10 ** statistics.median(derive.sweep_scores(result, seed, k)[j] for seed in seeds)
                   for j in range(len(lrs))]
@@ -205,9 +209,9 @@ def lr_sweep(result: Result) -> str:
                   label=f"k = {k} (batch {k * result['base_batch']:,})")
     left.axvline(result["question_lr"], color="#000000", linestyle=":", linewidth=1,
                  label=f"the question's lr {result['question_lr']:g}")
-    left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="loss, mean over the second half (log)",
+    left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="loss (mean, last half)",
              title=f"Median over {len(seeds)} seeds, {result['epochs']} epochs")
-    left.legend(fontsize=7)
+    render.legend_beside(left)
     first = found["median"][multiples[0]]
     for j, seed in enumerate(seeds):
         right.plot(multiples, [found["best"][seed][k]["lr"] for k in multiples], color=render.COLORS[j % 6],
@@ -222,7 +226,7 @@ def lr_sweep(result: Result) -> str:
     right.set(xscale="log", yscale="log", xlabel="k (batch / base batch)", ylabel="best learning rate",
               title="Best learning rate against k")
     right.set_xticks(multiples, [str(k) for k in multiples])
-    right.legend(fontsize=7)
+    render.legend_beside(right)
     return render.svg(fig, result, alt="Loss against learning rate for each batch multiple, and the best learning "
                                        "rate against k beside the linear and square-root rules")
 
@@ -246,7 +250,7 @@ def lr_sweep_table(result: Result) -> str:
 
 
 def scheduler(result: Result) -> str:
-    fig, (left, right) = render.new_figure("pair", ncols=2)
+    fig, (left, right) = render.new_figure("tall", nrows=2)
     small = result["smaller"]
     left.plot(range(1, len(small["lrs"]) + 1), small["lrs"], color=render.COLORS[1])
     max_lr = result["max_lr"]
@@ -268,7 +272,7 @@ def scheduler(result: Result) -> str:
                    label=label)
     right.set(xlabel="% of the run", ylabel="learning rate", ylim=(0, max_lr * 1.45),
               title=f"Batch {result['larger']['batch_size']}: {len(result['larger']['lrs'])} steps")
-    right.legend(fontsize=8, loc="upper left")
+    render.legend_below(fig, right)
     return render.svg(fig, result, alt="OneCycleLR sized for the wrong batch size: a crash, or a schedule cut short")
 
 
