@@ -46,7 +46,9 @@ TIMEOUT_MS = 90_000  # a slow, shared 2-core machine
 SEARCHES = [("manual_seed", "seeding-order/"), ("collate", "loader-overhead/"), ("drop_last", "update-steps/"),
             # the Chinese edition, searched from its own home page (Chinese words cut apart by jieba at build time)
             ("随机数", "zh/seeding-order/"), ("批大小", "zh/update-steps/"), ("num_workers", "zh/loader-overhead/"),
-            ("学习率", "zh/update-steps/"), ("全批量", "zh/loader-overhead/")]
+            ("学习率", "zh/update-steps/"), ("全批量", "zh/loader-overhead/"),
+            # the askers' own words, which the pages quote and the glossary writes otherwise
+            ("全量批次", "zh/loader-overhead/"), ("批量大小", "zh/update-steps/"), ("epoch", "zh/update-steps/")]
 RECIPES = [("seeding-order/", "snippets/seeding.py"), ("loader-overhead/", "snippets/tensor_loader.py"),
            ("update-steps/", "snippets/step_budget.py")]
 COPY_BUTTON = 'button.md-clipboard, button.md-code__button[data-md-type="copy"]'
@@ -1085,7 +1087,8 @@ _PHONE_READING = """() => {
 }"""
 
 
-@pytest.mark.parametrize("page", ["loader-overhead/", "zh/loader-overhead/", "update-steps/", "seeding-order/"])
+@pytest.mark.parametrize("page", ["loader-overhead/", "zh/loader-overhead/", "update-steps/", "zh/update-steps/",
+                                  "seeding-order/"])
 def test_a_phone_reader_sees_the_ratio_column_whole_identifiers_legible_figures_clear_code_and_every_tab(
         browser, base_url, page):
     phone = _Session(browser, base_url, viewport=PHONE, phone=True)
