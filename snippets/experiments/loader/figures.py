@@ -398,7 +398,7 @@ def speed_targets(result: Result) -> str:
 
 def size_scaling(result: Result) -> str:
     """Time per full-batch epoch against dataset size, sequential and shuffled, every loader (log-log)."""
-    fig, axes = _order_panels(result, "n", "N (samples, one batch)", "time per epoch")
+    fig, axes = _order_panels(result, "n", "N (samples, full batch)", "time per epoch")
     legend_below(fig, axes[0], ncol=2)
     alt = ("Log-log plots of time per full-batch epoch against dataset size, sequential and shuffled: DataLoader "
            "grows linearly with N from far above the others; sequential TensorLoader and hand-written slices stay "

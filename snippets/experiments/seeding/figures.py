@@ -28,7 +28,7 @@ def loss_curves(result: Result) -> str:
     render.legend_below(fig, left)
     diff = [a - b for a, b in zip(fixed["direct"], fixed["loader"])]
     right.plot(epochs, diff, color=render.COLORS[2])
-    right.set(xlabel="epoch", ylabel="direct − DataLoader", title="Difference, equal starts")
+    right.set(xlabel="epoch", ylabel="direct − DataLoader", title="With equal starts")
     return render.svg(fig, result, alt="Loss curves of direct and DataLoader training, and their difference")
 
 

@@ -125,16 +125,17 @@ def logged(result: Result) -> str:
     fig, (left, right) = render.new_figure("tall", nrows=2, sharex=True)
     left.plot(epochs, [r["logged"] for r in rows], marker="o", markersize=3, label="logged, as asked")
     left.plot(epochs, [r["logged_weighted"] for r in rows], marker="^", markersize=3, linestyle="--",
-              label="logged, size-weighted")
+              label="logged, sample-weighted")
     left.plot(epochs, [r["true_end"] for r in rows], marker="s", markersize=3, label="true, at epoch end")
     left.set(yscale="log", ylabel="MSE", title=f"Batch {result['batch_size']}: logged vs true")
+    left.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # less than a decade: 0.1, 0.2, 0.5 labelled
     render.legend_beside(left)
     right.plot(epochs, [100 * (r["fixed_plain"] / r["fixed_weighted"] - 1) for r in rows], marker="o",
                markersize=3, color=render.COLORS[2], label="plain mean")
     right.plot(epochs, [100 * (r["fixed_weighted"] / r["true_end"] - 1) for r in rows], marker="s",
                markersize=3, color=render.COLORS[3], label="sample-weighted mean")
     right.axhline(0, color="#7f7f7f", linewidth=0.8)
-    right.set(xlabel="epoch", ylabel="% off the true loss", title="Same weights, two averages")
+    right.set(xlabel="epoch", ylabel="% off the true loss", title="Same model, two averages")
     render.legend_beside(right)
     return render.svg(fig, result, alt="The question's logged loss against the true full-dataset loss")
 
@@ -252,7 +253,8 @@ def lr_sweep_table(result: Result) -> str:
 def scheduler(result: Result) -> str:
     fig, (left, right) = render.new_figure("tall", nrows=2)
     small = result["smaller"]
-    left.plot(range(1, len(small["lrs"]) + 1), small["lrs"], color=render.COLORS[1])
+    # the schedule sized for the planned batch: blue in both panels (the crash is marked in orange)
+    left.plot(range(1, len(small["lrs"]) + 1), small["lrs"], color=render.COLORS[0])
     max_lr = result["max_lr"]
     if small["error"]:
         left.axvline(small["error"]["step"], color=render.COLORS[1], linestyle=":")
