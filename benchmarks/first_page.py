@@ -129,7 +129,8 @@ def _run(args: argparse.Namespace, folder: str) -> int:
     for line in alarms[:20]:
         print(f"    {line}")
     # pip's notes on this machine's own configuration (an index folder it lacks) are not the project's
-    warnings = [line for line in text.splitlines() if "WARNING" in line and not line.startswith("WARNING: Location '")]
+    warnings = [line for line in text.splitlines()
+                if re.search(r"\bWARNING\b", line) and not line.startswith("WARNING: Location '")]
     print(f"  warnings in the log (pip's notes on its configuration left out): {len(warnings)}")
     for line in warnings[:10]:
         print(f"    {line}")
