@@ -16,6 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 MKDOCS = [sys.executable, "-m", "mkdocs"]
 
 
+def made_result(value: dict, experiment: str, *, timing: bool = False, **extra):  # noqa: ANN201 - a cache.Result
+    """A value as a page sees a result of ``experiment``: with this machine's stamp (``extra``: Result's others)."""
+    from snippets.lab import environment
+    from snippets.lab.cache import Result
+
+    return Result(value, experiment, {}, environment.fingerprint(), "2000-01-01T00:00:00+00:00", 0.0, timing, **extra)
+
+
 def build_site(dest: Path, *, env_extra: dict[str, str] | None = None, config: Path | None = None,
                cwd: Path = ROOT, flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """``mkdocs build --strict`` (and ``flags``, such as ``-q``) into ``dest``; returns the finished process

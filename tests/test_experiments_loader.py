@@ -14,6 +14,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import test_checks_loader
+from conftest import made_result
 from snippets.experiments.loader import checks, derive, figures, measure
 from snippets.lab import Check, environment, render, run
 from snippets.lab.cache import Result
@@ -165,7 +166,7 @@ def test_speed_target_rows_say_met_by_the_targets_logic():
 
 def _synthetic(value: dict, name: str) -> Result:
     """A synthetic value as a page sees a result: with this machine's stamp."""
-    return Result(value, f"loader.{name}", {}, environment.fingerprint(), "2000-01-01T00:00:00+00:00", 0.0, True)
+    return made_result(value, f"loader.{name}", timing=True)
 
 
 def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_noisy():
@@ -450,8 +451,8 @@ def test_another_host_of_the_same_kind_that_measured_something_else_is_named_bes
 
     from snippets.lab import cache, machines
 
-    here = Result(test_checks_loader.question_times(), "loader.question_timing", {}, environment.fingerprint(),
-                  "2000-01-01T00:00:00+00:00", 0.0, True, exp=measure.question_timing)
+    here = made_result(test_checks_loader.question_times(), "loader.question_timing", timing=True,
+                       exp=measure.question_timing)
     slower = test_checks_loader.question_times()
     test_checks_loader._retime(slower["rows"][1], 1.2e-3)  # DataLoader 12x the direct loop there, 8x here
     other = SimpleNamespace(label="twin-host", manifest={"recorded_at": "2026-11-30T10:00:00+00:00"})

@@ -14,16 +14,15 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
-from conftest import ROOT
+from conftest import ROOT, made_result
 from snippets.experiments.steps import checks, derive, figures, measure as steps, question
-from snippets.lab import environment
 from snippets.lab import code as lab_code
 from snippets.lab.cache import Experiment, Result
 from snippets.step_budget import steps_per_epoch
 
 
 def _result(value: dict, name: str, timing: bool = False) -> Result:
-    return Result(value, f"steps.{name}", {}, environment.fingerprint(), "2000-01-01T00:00:00+00:00", 0.0, timing)
+    return made_result(value, f"steps.{name}", timing=timing)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -17,8 +17,8 @@ from snippets.experiments.seeding import figures as seeding_figures
 from snippets.experiments.seeding import measure as seeding
 from snippets.experiments.steps import figures as steps_figures
 from snippets.experiments.steps import measure as steps
-from snippets.lab import context, environment
-from snippets.lab.cache import Result
+from conftest import made_result
+from snippets.lab import context
 
 CASES = {
     "seeding.training_equivalence": (lambda: seeding.training_equivalence(epochs=5),
@@ -39,7 +39,7 @@ CASES = {
 
 
 def _drawn(value: dict, name: str, draw) -> dict[str, str]:  # noqa: ANN001
-    result = Result(value, name, {}, environment.fingerprint(), "2000-01-01T00:00:00+00:00", 0.0, False)
+    result = made_result(value, name)
     drawn = {}
     for language in ("en", "zh"):
         with context.using(context.Build(language=language)):

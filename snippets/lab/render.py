@@ -54,9 +54,9 @@ STYLE = {
 # Colour-blind-safe palette (Okabe–Ito), distinct on white.
 COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"]
 # Every figure is drawn as wide as a phone's screen: 5.2 in is 374 pt, and a 390 px phone draws the figure edge to
-# edge (assets/extra.css) with its smallest text (MIN_FONT) at 9 px or more. A laptop draws it larger, to a cap
-# that keeps its text a little smaller than the prose's. Two panels side by side share the width; panels with
-# long legends stack ("tall") and keep their legends beside them.
+# edge (assets/extra.css) with its smallest text (MIN_FONT) at 9 px or more. A laptop draws it at its own size
+# (about 500 px), its text a little smaller than the prose's. Two panels side by side share the width; a figure
+# whose panels need the width ("tall") stacks them, with legends beside or below (legend_beside, legend_below).
 WIDTH = 5.2
 SIZES = {"wide": (WIDTH, 3.4), "pair": (WIDTH, 3.3), "tall": (WIDTH, 5.4)}
 
