@@ -9,7 +9,7 @@ intervals overlap. Target on a quiet machine: at least 95% both ways.
 
 Values are paired by what precedes them on the page (its section's heading, the words before the number, its row's
 label and the cells to its left, with numbers, units and intervals masked) and by how often that context has come
-before, not by position alone: a note or a noise warning printed in one build only then shifts nothing, and a value
+before, not by position alone: a note or the note on a busy machine printed in one build only then shifts nothing, and a value
 found in one build only is reported, not paired with a stranger.
 
     python benchmarks/rebuild_coverage.py [--target 0.95] [--keep DIR]
@@ -38,9 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from edit_rebuild import project_copy  # noqa: E402
 
 PAGES = ["index.html", "loader-overhead/index.html", "update-steps/index.html"]
-# a printed value and its interval, however marked: ``8.0× (7.0–9.0)``, ``(…, noisy)``, ``(…, wide)`` and a claim's
-# ``(…; checked: more than 3×)``
-RATIO = re.compile(r"(-?[\d.,]+)[×%] \((-?[\d.,]+)–(-?[\d.,]+)(?:, (?:noisy|wide)|; checked: [^()]*)?\)")
+# a printed value and its interval: ``8.0× (7.0–9.0)``, and a claim's ``(…; checked: more than 3×)``
+RATIO = re.compile(r"(-?[\d.,]+)[×%] \((-?[\d.,]+)–(-?[\d.,]+)(?:; checked: [^()]*)?\)")
 
 
 def _build(copy: Path, site: Path, cache: Path | None = None, refresh: bool = True) -> float:
@@ -72,9 +71,9 @@ def _masked(text: str) -> str:
 def values(html: str) -> list[tuple[str, tuple[float, float, float]]]:
     """Every value the page prints with its interval, in page order, each with its key: the heading of its
     section, the text before it in its block (both ``_masked``, at most ``CONTEXT`` characters) and how often
-    that has come before. The noise warnings (which repeat values) and what another host of the same kind
+    that has come before. The note on a busy machine (which repeats values) and what another host of the same kind
     measured are left out."""
-    html = re.sub(r'<div class="admonition warning">(?:(?!<div\b).)*?</div>', "", html, flags=re.S)
+    html = re.sub(r'<details class="warning pitfalls-conditions">.*?</details>', "", html, flags=re.S)
     html = re.sub(r'<span class="pitfalls-same-kind"[^>]*>.*?</span></span>', "", html, flags=re.S)
     html = re.sub(r"<code>.*?</code>", "", html, flags=re.S)
     html = re.sub(r"<h[1-6]\b[^>]*>", " \N{SECTION SIGN} ", html)

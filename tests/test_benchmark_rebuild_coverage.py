@@ -31,10 +31,11 @@ def test_a_value_outside_the_other_builds_interval_is_counted_outside():
     assert found["outside"] == [((1.1, 1.0, 1.2), (2.0, 1.9, 2.1))]
 
 
-def test_noise_warnings_and_same_type_notes_are_left_out():
+def test_the_busy_note_and_same_type_notes_are_left_out():
     html = ('<p>8.0× (7.0–9.0)<span class="pitfalls-same-kind" title="m"> · another machine: '
             '<span>11.8× (11.1–12.3)</span></span></p>'
-            '<div class="admonition warning"><p>noisy: 5.0× (1.0–9.0)</p></div><p>2.0% (1.0–3.0)</p>')
+            '<details class="warning pitfalls-conditions"><summary>Busy</summary>'
+            '<ul><li>a: 5.0× (1.0–9.0)</li></ul></details><p>2.0% (1.0–3.0)</p>')
     assert [value for _, value in rc.values(html)] == [(8.0, 7.0, 9.0), (2.0, 1.0, 3.0)]
 
 
@@ -59,7 +60,7 @@ def test_rerender_without_kept_caches_names_the_missing_cache(tmp_path, monkeypa
     assert message.startswith(str(tmp_path / "second-cache")) and f"--keep {tmp_path}" in message
 
 
-def test_wide_noisy_and_checked_values_are_all_read():
-    found = rc.values("<p>A 3.0× (2.0–4.0, wide) one, 5.0× (4.5–5.5, noisy) two and 10× (9.4–10.7; checked: more "
+def test_plain_and_checked_values_are_all_read():
+    found = rc.values("<p>A 3.0× (2.0–4.0) one, 5.0× (4.5–5.5) two and 10× (9.4–10.7; checked: more "
                       "than 3×) three, 61% (58–64) four.</p>")
     assert [value for _, value in found] == [(3.0, 2.0, 4.0), (5.0, 4.5, 5.5), (10.0, 9.4, 10.7), (61.0, 58.0, 64.0)]

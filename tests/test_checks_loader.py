@@ -66,6 +66,7 @@ BREAKDOWN = Measured(measure.breakdown, (("n", 200), ("rounds", 1), ("min_run_ti
 STRIDED = Measured(measure.strided_source, (("n", 200), ("columns", 4), ("rounds", 3), ("min_run_time", 0.01)))
 COMPILE = Measured(measure.compile_recompiles, (("n", 20), ("batch_size", 8), ("epochs", 2)))
 CONTRACT = Measured(measure.contract, (("sizes", (1, 7, 30)), ("batch_sizes", (1, 4, 40)), ("epochs", 2)))
+COUNTS = Measured(measure.counts, (("n", 1000), ("epochs", 10)))
 SHARDS = Measured(measure.distributed_shards, (("world_size", 2), ("sizes", (5, 8)), ("batch_sizes", (1, 3)),
                                                ("epochs", 2)))
 
@@ -265,6 +266,15 @@ CONTRADICTING = {
     "loader.batch_sampler_indexes_once": Contradiction(BREAKDOWN, _set(["calls", "batch_sampler_getitem_per_epoch"],
                                                                        200)),
     "loader.batch_is_fresh_copy": Contradiction(BREAKDOWN, _set(["layout", "batch_shares_memory"], True)),
+    # a torch whose TensorDataset fetched a batch at once (__getitems__): two indexings, nothing stacked
+    "loader.dataloader_counts_per_sample": Contradiction(
+        COUNTS, lambda r: _row(r, "rows", label="DataLoader").update(indexing=2, stacked=0)),
+    # TensorLoader indexing once per sample
+    "loader.others_count_per_batch": Contradiction(
+        COUNTS, lambda r: _row(r, "rows", label="TensorLoader").update(indexing=600)),
+    # a TensorLoader epoch that sets off a collection, or a DataLoader one that sets off none
+    "loader.only_per_sample_loader_collects": Contradiction(
+        COUNTS, lambda r: _row(r, "rows", label="TensorLoader").update(collections=[1, 0, 0])),
     # DataLoader's batch of a strided source keeping the source's strides
     "loader.strided_source_made_contiguous": Contradiction(STRIDED, _set(["layout", "batch_contiguous"], False)),
     # the strided column copied to a contiguous one before the step: one more copy than on the contiguous batch

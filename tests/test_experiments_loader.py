@@ -36,6 +36,7 @@ SMALL = {  # small sizes, few rounds: tests never wait for a noisy machine
     "contract": dict(sizes=(1, 7, 30), batch_sizes=(1, 4, 40), epochs=2),
     "compile_recompiles": dict(n=20, batch_size=8, epochs=2),
     "distributed_shards": dict(world_size=2, sizes=(5, 8), batch_sizes=(1, 3), epochs=2),
+    "counts": dict(epochs=10),
 }
 # The checks each experiment's result is read by; those marked True depend on timings.
 CHECKS = {
@@ -63,6 +64,8 @@ CHECKS = {
                  (checks.persistent_workers_draw_once, False), (checks.workers_draw_sampler_seed_at_iter, False)],
     "distributed_shards": [(checks.tensorloader_shards_like_distributed_sampler, False),
                            (checks.unsharded_tensorloader_refuses_in_a_group, False)],
+    "counts": [(checks.dataloader_counts_per_sample, False), (checks.others_count_per_batch, False),
+               (checks.only_per_sample_loader_collects, False)],
 }
 # Checks that read what only a CUDA build measures (tested on synthetic CUDA results in test_checks_loader).
 CUDA_CHECKS = {"pin_memory": [(checks.pinned_copy_overlaps, True)]}
@@ -169,23 +172,23 @@ def _synthetic(value: dict, name: str) -> Result:
     return made_result(value, f"loader.{name}", timing=True)
 
 
-def test_tables_show_each_ratio_with_its_interval_and_warn_only_when_one_is_noisy():
+def test_tables_show_each_ratio_with_its_interval_and_note_only_a_busy_one():
     steady = _synthetic(test_checks_loader.question_times(), "question_timing")
     text = figures.question_timing(steady)
     assert "× direct (95% interval)" in text and "8.00× (8.00–8.00)" in text
-    assert "!!! warning" not in text and ", wide)" not in text
+    assert "pitfalls-conditions" not in text and "not measured reliably" not in text
     assert text.splitlines()[0].startswith("| Loader | × direct (95% interval) | median |"), "the ratio comes second"
     wide = test_checks_loader.question_times()
     test_checks_loader._retime(wide["rows"][1], 8.0e-4, test_checks_loader.WIDE)
     text = figures.question_timing(_synthetic(wide, "question_timing"))
-    assert "!!! warning" not in text, "a wide interval is said beside its value, not in a warning"
-    assert text.count(", wide)") == 1 and "REFRESH=timing" not in text
+    assert "pitfalls-conditions" not in text, "a wide interval is said by its range, not in a note"
+    assert "wide" not in text and "REFRESH=timing" not in text
     busy = test_checks_loader.question_times()
     busy["rows"][4]["contention"] = 0.5  # TensorLoader timed while another program held half the machine
     text = figures.question_timing(_synthetic(busy, "question_timing"))
-    assert '!!! warning "Measured while the machine was busy or unsteady"' in text and "\n\n!!! warning" in text
-    assert "- TensorLoader ÷ direct: " in text and "other programs used 50% of the CPU" in text
-    assert "- DataLoader ÷ direct" not in text, "the quiet ratios are not named"
+    assert "Measured while the machine was busy or unsteady</summary>" in text and "\n<details class=\"warning" in text
+    assert "<li>TensorLoader ÷ direct: " in text and "other programs used 50% of the CPU" in text
+    assert "<li>DataLoader ÷ direct" not in text, "the quiet ratios are not named"
     assert "REFRESH=timing" not in text, "no build command in the page's text"
 
 
@@ -201,22 +204,22 @@ def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
     busy_question = test_checks_loader.question_times()
     busy_question["rows"][4]["contention"] = 0.5
     text = figures.summary_warning(_synthetic(busy_question, "question_timing"), parts, ["per_sample"], steps)
-    assert '\n!!! warning "Measured while the machine was busy or unsteady"' in text and "- TensorLoader ÷ direct: " in text
-    assert "- DataLoader ÷ direct" not in text, "only the disturbed number is named"
+    assert "Measured while the machine was busy or unsteady</summary>" in text and "<li>TensorLoader ÷ direct: " in text
+    assert "<li>DataLoader ÷ direct" not in text, "only the disturbed number is named"
     drifted = test_checks_loader.breakdown_times()
     indexing = next(row for row in drifted["inside"] if row["stage"] == "indexing")  # timed inside the epoch
     indexing["contention"] = 0.5
     text = figures.summary_warning(question, _synthetic(drifted, "breakdown"), ["per_sample", "blamed"])
-    line = next(line for line in text.splitlines() if "per-sample share of the epoch" in line)
+    line = next(item for item in text.split("<li>") if "per-sample share of the epoch" in item)
     assert "%" in line and "×" not in line, f"a share is written as a share: {line}"
     assert "share of the loader and step time" not in text, "no steps given: no step share named"
     busy = test_checks_loader.step_times()
     busy["rows"][-1]["timings"]["step"]["contention"] = 0.5
     text = figures.summary_warning(question, steps=_synthetic(busy, "step_share"))
-    assert "- DataLoader per batch, MLP 784→512→512→10, cross-entropy: share of the loader and step time: " in text
+    assert "<li>DataLoader per batch, MLP 784→512→512→10, cross-entropy: share of the loader and step time: " in text
     assert "other programs used 50% of the CPU" in text
     shown = render.percent_interval(derive.loader_share(busy, busy["rows"][-1], "DataLoader"))
-    assert shown.endswith(", noisy)") and f": {shown} — other programs" in text, "the number reads as in its table"
+    assert f": {shown} — other programs" in text, "the number reads as in its table"
 
 
 def test_rows_timing_the_same_clone_must_agree_or_the_table_says_so():

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from snippets.lab import render
+from snippets.lab import context, render
 from snippets.lab.cache import Result
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -398,45 +398,69 @@ def test_decimals_follow_the_intervals_half_width(half_width, decimals):
     ({"value": 0.0004, "low": 0.0003, "high": 0.0005}, "0.00040× (0.00030–0.00050)"),
     ({"value": -0.05, "low": -0.06, "high": -0.04}, "-0.050× (-0.060–-0.040)"),
     ({"value": 0.0, "low": -0.1, "high": 0.1}, "0.0× (-0.1–0.1)"),
+    ({"value": 4.0, "low": 0.5, "high": 30.0}, "4× (0.5–30)"),  # 0.5 rounds to an even 0: never printed as 0
 ])
 def test_a_ratio_is_printed_at_the_precision_its_interval_supports(interval, text):
     assert render.ratio_interval(interval, flag=False) == text
     assert render.ratio_interval(interval, suffix="", flag=False) == text.replace("×", "")
 
 
-def test_a_noisy_number_says_so_wherever_it_is_printed():
+def test_a_number_is_printed_with_its_interval_and_no_word_beside_it():
     assert render.ratio_interval({"value": 7.7, "low": 7.4, "high": 8.1}) == "7.7× (7.4–8.1)"
-    assert render.ratio_interval({"value": 18.0, "low": 13.0, "high": 21.0}) == "18× (13–21)", "±22%: a finding"
-    assert render.ratio_interval({"value": 10.0, "low": 6.0, "high": 14.0}) == "10× (6–14, wide)", "±40%: rough"
+    assert render.ratio_interval({"value": 10.0, "low": 6.0, "high": 14.0}) == "10× (6–14)", "wide: its range says so"
     busy = {"value": 3.0, "low": 2.97, "high": 3.03, "contention": 0.4}
-    assert render.ratio_interval(busy) == "3.00× (2.97–3.03, noisy)", "tight, but measured on a busy machine"
-    drifted = {"value": 10.0, "low": 6.0, "high": 14.0, "drifted": True}
-    assert render.ratio_interval(drifted) == "10× (6–14, noisy)", "wide and drifted: noisy says more"
+    assert render.ratio_interval(busy) == "3.00× (2.97–3.03)", "busy: said once, in the page's note"
     assert render.ratio_interval({"value": 3.0, "low": None, "high": None}) == "3.00× (no interval: too few repeats)"
-    assert render.percent_interval({"value": 0.009, "low": 0.008, "high": 0.013}) == "0.9% (0.8–1.3, wide)"
-    assert render.percent_interval({**busy, "value": 0.5, "low": 0.49, "high": 0.51}) == "50% (49–51, noisy)"
-    assert render.percent_interval({"value": 0.5, "low": 0.49, "high": 0.51}) == "50% (49–51)"
-    assert render.measured({"ratio": 10.0, "low": 6.0, "high": 14.0}) == "10× (6–14, wide)"
-    assert render.ratio_interval({"value": 10.0, "low": 6.0, "high": 14.0}, flag=False) == "10× (6–14)"
+    assert render.percent_interval({"value": 0.009, "low": 0.008, "high": 0.013}) == "0.9% (0.8–1.3)"
+    assert render.measured({"ratio": 10.0, "low": 6.0, "high": 14.0}) == "10× (6–14)"
+
+
+@pytest.mark.parametrize("interval, share, unreliable", [
+    ({"value": 3900.0, "low": 400.0, "high": 20_000.0}, False, True),  # 50× wide: "0× (0–20,000)" before
+    ({"value": 10.0, "low": 3.0, "high": 20.0}, False, False),  # 6.7× wide: a range a reader can use
+    ({"value": 10.0, "low": 1.0, "high": 10.01}, False, True),  # just past 10×
+    ({"value": 10.0, "low": 1.0, "high": 10.0}, False, False),  # exactly 10×: printed
+    ({"value": 1.0, "low": -0.5, "high": 3.0}, False, True),  # a ratio's interval through 0 says nothing
+    ({"value": 0.1, "low": 0.01, "high": 0.52}, True, True),  # a share across more than half the scale
+    ({"value": 0.1, "low": 0.02, "high": 0.5}, True, False),
+    ({"value": 3.0, "low": None, "high": None}, False, False),  # no interval: said as such
+])
+def test_a_cell_too_uncertain_to_print_says_so_instead_of_a_number(interval, share, unreliable):
+    assert render.unreliable(interval, share=share) is unreliable
+    shown = render.percent_interval(interval, flag=True) if share else render.ratio_interval(interval, flag=True)
+    assert (shown == "not measured reliably here") is unreliable, "a table's cell"
+    in_a_sentence = render.percent_interval(interval) if share else render.ratio_interval(interval)
+    assert in_a_sentence != "not measured reliably here", "a sentence keeps its number, and reads on"
 
 
 def test_no_noise_no_warning():
     assert render.noise_warning([]) == ""
 
 
-def test_noisy_ratios_are_named_in_a_visible_warning():
-    assert render.noise_warning([("DataLoader / direct", {"value": 7.73, "low": 5.0, "high": 11.0}),
+def test_outside_a_page_the_note_names_each_busy_value_once():
+    text = render.noise_warning([("DataLoader / direct", {"value": 7.73, "low": 5.0, "high": 11.0}),
                                  ("share", {"value": 2.0, "low": None, "high": None}),
-                                 ("busy", {"value": 3.0, "low": 2.97, "high": 3.03, "contention": 0.456}),
+                                 ("busy `__getitem__`", {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.456}),
                                  ("drifted", {"value": 3.0, "low": 2.0, "high": 4.0, "drifted": True}),
-                                 ("quiet", {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.1})]) == (
-        '!!! warning "Measured while the machine was busy or unsteady"\n'
-        "    While these were measured, other programs used more than 10% of the CPU, or the machine's speed "
-        "changed. The values themselves may be biased, not just imprecise, and no ✓ check relies on them.\n"
-        "\n"
-        "    - busy: 3.00× (2.97–3.03, noisy) — other programs used 46% of the CPU\n"
-        "    - drifted: 3× (2–4, noisy) — the machine's speed drifted\n"), "wide or without an interval: said beside the value"
+                                 ("quiet", {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.1})])
+    assert text.startswith('<details class="warning pitfalls-conditions"><summary>'
+                           "Measured while the machine was busy or unsteady</summary>") and text.endswith("</details>")
+    assert "other programs used up to 46% of this machine's CPU" in text
+    assert "(up to 1.8×)" in text, "1 / (1 − 0.456) = 1.84: the largest widening of the values it names"
+    assert "<li>busy <code>__getitem__</code>: 3× (2–4) — other programs used 46% of the CPU</li>" in text
+    assert "<li>drifted: 3× (2–4) — the machine's speed drifted</li>" in text
+    assert "DataLoader / direct" not in text and "quiet" not in text and "share" not in text, "only busy values"
     assert render.noise_warning([("wide", {"value": 7.73, "low": 5.0, "high": 11.0})]) == ""
+
+
+def test_on_a_page_the_first_table_holds_the_one_note_for_every_busy_value():
+    busy = {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.3}
+    with context.using(context.Build(page="loader-overhead.md")) as build:
+        first = render.noise_warning([("a ÷ b", busy)])
+        second = render.noise_warning([("c ÷ d", busy), ("a ÷ b", busy)])
+        none = render.noise_warning([("quiet", {"value": 3.0, "low": 2.0, "high": 4.0})])
+    assert first.strip() == render.CONDITIONS_NOTE and second == "" and none == ""
+    assert [entry["name"] for entry in build.conditions["loader-overhead.md"]] == ["a ÷ b", "c ÷ d"]
 
 
 def test_attribute_values_keep_apostrophes_and_escape_double_quotes():
@@ -553,13 +577,27 @@ def test_a_share_is_written_in_percent_with_or_without_an_interval():
 
 
 def test_a_noisy_share_is_named_in_percent_and_a_ratio_as_a_ratio():
-    busy = {"value": 0.5, "low": 0.2, "high": 0.8, "contention": 0.3}
+    busy = {"value": 0.5, "low": 0.3, "high": 0.7, "contention": 0.3}
     text = render.noise_warning([("per-sample share of the epoch", busy, True), ("DataLoader ÷ direct", busy)])
-    assert "    - per-sample share of the epoch: 50% (20–80, noisy) — other programs used 30% of the CPU\n" in text
-    assert "    - DataLoader ÷ direct: 0.5× (0.2–0.8, noisy) — other programs used 30% of the CPU\n" in text
+    assert "<li>per-sample share of the epoch: 50% (30–70) — other programs used 30% of the CPU</li>" in text
+    assert "<li>DataLoader ÷ direct: 0.5× (0.3–0.7) — other programs used 30% of the CPU</li>" in text
 
 
 def test_a_shares_interval_stays_between_0_and_100_percent():
     assert render.percent_interval({"value": 0.9, "low": 0.6, "high": 1.4}, flag=False) == "90% (60–100)"
     assert render.percent_interval({"value": 0.05, "low": -0.02, "high": 0.1}, flag=False).endswith("(0–10)")
     assert render.percent_interval({"value": 0.61, "low": 0.58, "high": 0.64}, flag=False) == "61% (58–64)"
+
+
+@pytest.mark.parametrize("values, percent, text", [
+    ({"ratio": 7.773, "low": 3.425, "high": 17.64, "relation": ">", "threshold": 3}, False,
+     "8× (3.4–18; checked: more than 3×)"),  # 3.425 at the interval's precision reads 3: one more decimal
+    ({"ratio": 7.773, "low": 3.025, "high": 17.64, "relation": ">", "threshold": 3}, False,
+     "8× (3.02–18; checked: more than 3×)"),
+    ({"share": 0.0075, "low": 0.00215, "high": 0.0496, "relation": "<", "threshold": 0.05}, True,
+     "1% (0.2–4.96; checked: less than 5%)"),
+    ({"ratio": 2.0, "low": 0.9, "high": 4.0, "relation": ">", "threshold": 1}, False,
+     "2× (1–4; checked: more than 1×)"),  # not cleared: printed as it is (the claim is undecided)
+])
+def test_a_bound_the_interval_clears_is_never_printed_onto_it(values, percent, text):
+    assert render.measured(values, "share" if percent else "ratio", percent=percent) == text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import math
+import statistics
 from types import SimpleNamespace
 
 import pytest
@@ -537,9 +538,27 @@ def test_a_share_from_agreeing_processes_gets_its_rounds_spread():
     parts = [_process([4.0, 4.5, 5.0, 5.5, 6.0]) for _ in range(3)]
     share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
     assert share["value"] == pytest.approx(0.5)
-    sigma = 1.4826 * 0.05
+    # on the logit scale: the rounds' shares 0.40 … 0.60 are logits -0.405 … 0.405, median absolute deviation 0.2007
+    sigma = 1.4826 * math.log(0.55 / 0.45)
     half = 4.303 * sigma * math.sqrt(math.pi / 10) * math.sqrt(2 / 3)
-    assert (share["low"], share["high"]) == pytest.approx((0.5 - half, 0.5 + half))
+    assert (share["low"], share["high"]) == pytest.approx((1 / (1 + math.exp(half)), 1 / (1 + math.exp(-half))))
+
+
+def test_a_small_share_from_scattered_processes_stays_above_0():
+    wholes = [_process([10.0] * 5) for _ in range(3)]
+    parts = [_process([v] * 5) for v in (0.1, 0.4, 1.6)]  # 1%, 4% and 16% of the epoch
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    linear_half = 4.303 * statistics.stdev([0.01, 0.04, 0.16]) * math.sqrt(2 / 3)
+    assert share["value"] == pytest.approx(0.07) and share["value"] - linear_half < 0, "a linear interval would reach below 0"
+    assert 0 < share["low"] < 0.07 < share["high"] < 1
+
+
+def test_a_remainder_that_comes_out_negative_keeps_a_linear_interval():
+    wholes = [_process([10.0] * 5) for _ in range(3)]
+    parts = [_process([v] * 5) for v in (9.0, 10.5, 11.0)]  # a remainder: 90%, 105%, 110%
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    half = 4.303 * statistics.stdev([0.9, 1.05, 1.1]) * math.sqrt(2 / 3)
+    assert (share["low"], share["high"]) == pytest.approx((share["value"] - half, share["value"] + half))
 
 
 def test_one_process_says_its_interval_covers_one_process():

@@ -65,7 +65,7 @@ def test_a_busy_machine_shows_a_warning_or_an_interval_containing_the_quiet_valu
     while any(_alive(pid) for pid in loops) and time.monotonic() < deadline:
         time.sleep(0.05)
     warning = render.noise_warning([("thrice × once", busy)] if timing.is_noisy(busy) else [])
-    wide = timing.is_wide(busy)  # said beside the value: "(low–high, wide)"
+    wide = timing.is_wide(busy)  # its printed range says so
     # Not a wrong finding: the busy interval reaches the quiet one, or the printed value agrees with the quiet
     # value within the tolerance the page promises for a ratio it does not flag.
     overlaps = busy["low"] is not None and quiet["low"] is not None and \

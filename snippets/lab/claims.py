@@ -231,7 +231,7 @@ def _on_other_machines(verdicts: list[tuple[str, Any]]) -> str:
             shown = label if other.holds else (f"{label}（{other.measured()}）" if zh else f"{label} ({other.measured()})")
             groups[other.status].append(shown)
         else:
-            groups["unknown"].append(f"{label}{'：' if zh else ': '}{other}")
+            groups["unknown"].append(f"{label}（{other}）" if zh else f"{label}: {other}")
     parts = [t(f"{word} on {{machines}}", machines=i18n.joined(groups[key])) for key, word in
              (("holds", "holds"), ("fails", "fails"), ("undecided", "undecided"))
              if groups[key]]

@@ -48,6 +48,8 @@ class Build:
     # the site's Markdown extensions, to draw recorded machines' tables like the page's (set by the hook)
     markdown: tuple[list, dict] = (["tables", "admonition", "attr_list", "md_in_html"], {})
     tab_sets: int = 0  # content-tab groups made so far (their ids)
+    # {page: the values measured on a busy or drifting machine}: the page's one note on it (render.noise_warning)
+    conditions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # {page: the environment stamp its In short names}: tables measured there need no stamp of their own
     stamps: dict[str, str] = field(default_factory=dict)
 

@@ -686,6 +686,7 @@ def on_page_content(html, page, **kwargs):
         entry["pages"].append((claim["page"], claim["sentence"]))
     build.contradicted.clear()
     html = with_measuring_note(html, build.pending.get(source))
+    html = with_conditions_note(html, build.conditions.pop(source, None))
     if build.language == "en":
         html = _lab("claims").capitalised(html)
     elif build.language == "zh":
@@ -698,6 +699,17 @@ def on_page_content(html, page, **kwargs):
     html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
     _session.code.update(bodies)
     return collapsed(in_parts(sized_code_blocks(html)), (getattr(page, "meta", None) or {}).get("collapsed"), source)
+
+
+def with_conditions_note(html: str, entries: list | None) -> str:
+    """The page's one note on measurement conditions (``render.noise_warning``), where the first value it names is;
+    the places later tables asked for it stay empty."""
+    render = _lab("render")
+    place = f"<p>{render.CONDITIONS_NOTE}</p>"
+    html = html.replace(place, render.CONDITIONS_NOTE)
+    if not entries:
+        return html.replace(render.CONDITIONS_NOTE, "")
+    return html.replace(render.CONDITIONS_NOTE, render.conditions_note(entries), 1).replace(render.CONDITIONS_NOTE, "")
 
 
 def with_measuring_note(html: str, pending: dict | None) -> str:
@@ -891,23 +903,18 @@ LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements:
 LEGEND_UNDECIDED = "? marks one the measurements here could not decide."
 LEGEND_INTERVALS = ("A ratio or share is printed with its 95% interval, low–high: the range a re-measurement on the "
                     "same machine should land in.")
-LEGEND_WIDE = "“wide”: the range is more than ±{tolerance} of the value; the value is rough, trust the range."
-LEGEND_NOISY = ("“noisy”: other programs were running or the machine's speed changed while it was measured, so the "
-                "value itself may be off (a noisy value may also be wide).")
-# a printed interval: "15× (12–20", "90% (84–96", "0.41 (0.32–0.5"
-_INTERVAL = re.compile(r"\d[×%]? ?[(（]-?[\d.,]+–")  # "15× (12–20", and in Chinese "15×（12–20，有噪声）"
+# a printed interval: "15× (12–20", "90% (84–96", "0.41 (0.32–0.5", and in Chinese "15×（12–20）"
+_INTERVAL = re.compile(r"\d[×%]? ?[(（]-?[\d.,]+–")
 
 
 def _with_legend(html: str) -> str:
     """The page's notation, in two lines, after its In short (before its first section), on every page that has
-    checked claims: what ✓ (and ?, where one appears) means, and how an interval reads (and "wide" and "noisy",
-    where they appear). A reader meets the notation where the numbers start, on the page they landed on."""
+    checked claims: what ✓ (and ?, where one appears) means, and how an interval reads. A reader meets the notation where the numbers start, on the page they landed on."""
     if 'class="pitfalls-claim' not in html:
         return html
     t = _lab("i18n").t
     first = [t(LEGEND_CLAIMS)] + ([t(LEGEND_UNDECIDED)] if "pitfalls-claim--undecided" in html else [])
-    second = ([t(LEGEND_INTERVALS)] if _INTERVAL.search(html) else []) + ([t(LEGEND_WIDE, tolerance=f"{_lab('timing').NOISE_TOLERANCE:.0%}")] if _marked(html, t(", wide")) else []) + (
-        [t(LEGEND_NOISY)] if _marked(html, t(", noisy")) else [])
+    second = [t(LEGEND_INTERVALS)] if _INTERVAL.search(html) else []
     space = "" if _lab("context").current().language == "zh" else " "
     lines = [space.join(first)] + ([space.join(second)] if second else [])
     legend = '<p class="pitfalls-legend">' + "<br>\n".join(lines) + "</p>\n"
@@ -917,11 +924,6 @@ def _with_legend(html: str) -> str:
     section = html.find("<h2")
     at = section if section >= 0 else len(html)
     return f"{html[:at]}{legend}{html[at:]}"
-
-
-def _marked(html: str, word: str) -> bool:
-    """Whether an interval on the page ends with ``word`` (``, noisy)``; Chinese brackets are full-width)."""
-    return word + ")" in html or word + "）" in html
 
 
 _DIV = re.compile(r"<(/?)div\b[^>]*>")

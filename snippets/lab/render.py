@@ -525,25 +525,33 @@ def _decimals_for(half_width: float | None) -> int:
     return max(0, min(2, -math.floor(math.log10(half_width))))
 
 
-def noisy_said(text: str, interval: dict, flag: bool) -> str:
-    """``text`` (a value and its interval in brackets) with a word inside the brackets when the value needs one:
-    ``18× (13–21, noisy)`` when it was measured while other programs held the machine or its speed drifted
-    (``timing.is_disturbed``: the value may be off), ``3× (2–4, wide)`` when its interval is wider than ±25 %
-    (``timing.is_wide``: a rough value). Wherever a number is printed, a reader sees which it is."""
-    from .timing import is_disturbed, is_wide
-
-    if not flag or interval.get("low") is None or interval.get("high") is None:
-        return text
-    if is_disturbed(interval):
-        return f"{text[:-1]}{t(', noisy')})"
-    if is_wide(interval):
-        return f"{text[:-1]}{t(', wide')})"
-    return text
+# A ratio whose 95% interval spans more than this factor (high ÷ low), or a share whose interval is more than 50
+# percentage points wide, tells a reader nothing they can use: a table's cell says "not measured reliably here".
+UNRELIABLE_SPAN = 10.0
+UNRELIABLE_SHARE_SPAN = 0.5
 
 
-def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = True) -> str:
-    """``7.7× (7.4–8.1)``: a ratio with its 95% interval, at the precision the interval supports; ``flag``:
-    marked noisy when it is (``noisy_said``).
+def unreliable(interval: dict, *, share: bool = False) -> bool:
+    """Whether ``interval`` is too wide to print a value from (``UNRELIABLE_SPAN``, ``UNRELIABLE_SHARE_SPAN``);
+    an interval with no bounds is printed as such (``(no interval: too few repeats)``), not judged here."""
+    low, high = interval.get("low"), interval.get("high")
+    if low is None or high is None:
+        return False
+    if share:
+        return high - low > UNRELIABLE_SHARE_SPAN
+    return low <= 0 or high > UNRELIABLE_SPAN * low
+
+
+def _printable(text: str, interval: dict, flag: bool, *, share: bool = False) -> str:
+    """``text``, or "not measured reliably here" where ``flag`` is set and the interval is too wide to read a value
+    from (``unreliable``). How busy the machine was is said once per page (``noise_warning``), not here."""
+    return t("not measured reliably here") if flag and unreliable(interval, share=share) else text
+
+
+def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = False, at_least: int = 0) -> str:
+    """``7.7× (7.4–8.1)``: a ratio with its 95% interval, at the precision the interval supports; ``flag`` (a table's
+    cell, where a number stands alone): "not measured reliably here" instead when the interval is too wide to read
+    a value from (``unreliable``). In a sentence the number and its wide interval stay: the sentence reads on.
 
     Ratios below 0.1 (shares) keep two significant figures; ratios whose interval is tens wide or more are
     rounded to its magnitude (``570,000× (560,000–720,000)``), with thousands separators.
@@ -552,21 +560,21 @@ def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = True) -> 
     if low is None or high is None:
         return f"{value:,.2f}{suffix} " + t("(no interval: too few repeats)")
     half = (high - low) / 2
-    digits = _decimals_for(half)
+    digits = max(_decimals_for(half), at_least)
     if 0 < abs(value) < 0.1:
         digits = max(digits, min(6, 1 - math.floor(math.log10(abs(value)))))
-    elif digits == 0 and half >= 10:
+    elif digits == 0 and half >= 10 and not at_least:
         step = 10 ** math.floor(math.log10(half))
         value, low, high = (_to_step(v, step) for v in (value, low, high))
     shown = [_unsigned_zero(_fixed(v, digits)) for v in (value, low, high)]
-    return noisy_said(f"{shown[0]}{suffix} ({shown[1]}–{shown[2]})", interval, flag)
+    return _printable(f"{shown[0]}{suffix} ({shown[1]}–{shown[2]})", interval, flag)
 
 
 def _fixed(value: float, digits: int) -> str:
     """``value`` with ``digits`` decimals; a positive value that would read 0 gets one significant figure of its
     own (at most 6 decimals): a ratio's bound of 0.4 in ``1× (0.4–3)``, never ``1× (0–3)``."""
     text = f"{value:,.{digits}f}"
-    if 0 < value < 10 ** -digits / 2:
+    if 0 < value and float(text.replace(",", "")) == 0:
         text = f"{value:,.{max(digits, min(6, -math.floor(math.log10(value))))}f}"
     return text
 
@@ -587,9 +595,10 @@ def _unsigned_zero(text: str) -> str:
     return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
 
 
-def percent_interval(interval: dict, *, flag: bool = True) -> str:
-    """A share with its 95% interval, in percent: ``61% (58–64)``; marked noisy when it is (``noisy_said``). A share
-    lies between 0 and 100%, and so does its interval: ``90% (60–100)``, never ``90% (60–140)``."""
+def percent_interval(interval: dict, *, flag: bool = False) -> str:
+    """A share with its 95% interval, in percent: ``61% (58–64)`` (``flag``: "not measured reliably here" when the
+    interval is too wide, ``unreliable``). A share lies between 0 and 100%, and so does its interval: ``90% (60–100)``,
+    never ``90% (60–140)``."""
     bounded = {key: interval.get(key) for key in ("value", "low", "high")}
     if bounded["value"] is not None and 0 <= bounded["value"] <= 1:
         if bounded["low"] is not None:
@@ -598,7 +607,7 @@ def percent_interval(interval: dict, *, flag: bool = True) -> str:
             bounded["high"] = min(1.0, bounded["high"])
     text = ratio_interval({key: value * 100 if value is not None else None for key, value in bounded.items()},
                           suffix="%", flag=False)
-    return noisy_said(text, interval, flag)
+    return _printable(text, interval, flag, share=True)
 
 
 def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
@@ -607,8 +616,8 @@ def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
 
     When the check states the bound it decided on (``relation`` and ``threshold``, as ``judged`` returns them), the
     bound follows the interval inside its brackets: ``10× (9.4–10.7; checked: more than 3×)``; a claim then says
-    exactly what was checked, and its value is not marked noisy (the bound is the finding, decided by the whole
-    interval)."""
+    exactly what was checked, and its value is printed whatever its width (the bound is the finding, decided by the
+    whole interval)."""
     if key not in values:
         raise KeyError(f"the check measured no {key!r}; it measured: {', '.join(values) or 'nothing'}")
     interval = {"value": values[key], "low": values.get("low"), "high": values.get("high")}
@@ -617,7 +626,7 @@ def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
         return percent_interval(interval) if percent else ratio_interval(interval)
     if relation not in (">", "<"):
         raise ValueError(f"a bound's relation is '>' or '<', got {relation!r}")
-    shown = percent_interval(interval, flag=False) if percent else ratio_interval(interval, flag=False)
+    shown = _clear_of(interval, relation, threshold, percent=percent)
     bound = f"{threshold * 100:g}%" if percent else f"{threshold:g}×"
     checked = (t("checked: more than {bound}", bound=bound) if relation == ">"
                else t("checked: less than {bound}", bound=bound))
@@ -626,31 +635,94 @@ def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
     return shown + " " + t("({checked})", checked=checked)
 
 
-def noise_warning(noisy: Sequence[tuple]) -> str:
-    """A visible warning naming each measurement taken while other programs held the machine or its speed
-    drifted (``timing.is_disturbed``): its value may be off, and no claim is decided on it. Each is ``(name,
-    interval)``, or ``(name, interval, True)`` for a share, written in percent as its table writes it. A value
-    that is only *wide* gets no warning: its interval, printed beside it, says so."""
-    from .timing import CONTENTION_LIMIT, contended, is_disturbed
+CONDITIONS_NOTE = '<div class="pitfalls-conditions"></div>'
 
-    noisy = [entry for entry in noisy if is_disturbed(entry[1])]
-    if not noisy:
-        return ""
-    lines = [f'!!! warning "{t("Measured while the machine was busy or unsteady")}"',
-             "    " + t("While these were measured, other programs used more than {limit} of the CPU, or the "
-                        "machine's speed changed. The values themselves may be biased, not just imprecise, and no "
-                        "✓ check relies on them.", limit=f"{CONTENTION_LIMIT:.0%}"), ""]
+
+def _clear_of(interval: dict, relation: str, threshold: float, *, percent: bool) -> str:
+    """``interval`` as ``ratio_interval`` (or ``percent_interval``) prints it, except that a bound the interval
+    clears is printed with as many more decimals (at most 3) as it takes to read clear of it too:
+    ``7.8× (3.4–18; checked: more than 3×)``, never ``(3–18; …)``, which reads as touching 3."""
+    text = percent_interval(interval) if percent else ratio_interval(interval)
+    scale = 100 if percent else 1
+    low_side = relation == ">"
+    edge = interval.get("low" if low_side else "high")
+    printed = re.search(r"\((-?[\d.,]+)–(-?[\d.,]+)", text)
+    if edge is None or printed is None or not (edge > threshold if low_side else edge < threshold):
+        return text
+    group = 1 if low_side else 2
+    number = printed.group(group)
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    for more in range(decimals, decimals + 4):
+        shown = _fixed(edge * scale, more)
+        value = float(shown.replace(",", ""))
+        if (value > threshold * scale) if low_side else (value < threshold * scale):
+            return text[:printed.start(group)] + shown + text[printed.end(group):]
+    return text
+
+
+def noise_warning(noisy: Sequence[tuple]) -> str:
+    """The page's one note on measurement conditions, naming each value measured while other programs held the
+    machine or its speed drifted (``timing.is_disturbed``). Each entry is ``(name, interval)``, or ``(name,
+    interval, True)`` for a share, written in percent as its table writes it.
+
+    On a page, the entries are collected (``context.Build.conditions``) and the first call returns the note's place
+    (``CONDITIONS_NOTE``); the hook writes the note there once the page is done (``conditions_note``), with every
+    value the page named. Outside a page the note is returned at once. A value that is only wide gets no note: its
+    interval, printed beside it, says so."""
+    from .timing import contended, disturbance, is_disturbed
+
+    entries = []
     for name, interval, *share in noisy:
-        shown = []
+        if not is_disturbed(interval):
+            continue
+        said = []
         if contended(interval.get("contention")):
-            shown.append(t("other programs used {share} of the CPU", share=f"{interval['contention']:.0%}"))
+            said.append(t("other programs used {share} of the CPU", share=f"{interval['contention']:.0%}"))
         if interval.get("drifted"):
-            shown.append(t("the machine's speed drifted"))
-        # written as everywhere else on the page (", noisy" included): one number reads the same wherever it is
+            said.append(t("the machine's speed drifted"))
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
-        colon, dash = ("：", "——") if i18n.language() == "zh" else (": ", " — ")
-        lines.append(f"    - {dunders_as_code(t(name))}{colon}{value}{dash}{i18n.joined(shown, clauses=True)}")
-    return "\n".join(lines) + "\n"
+        entries.append({"name": dunders_as_code(t(name)), "value": value, "said": i18n.joined(said, clauses=True),
+                        "contention": interval.get("contention") if contended(interval.get("contention")) else None,
+                        "factor": disturbance(interval)})
+    if not entries:
+        return ""
+    build = context.current()
+    if build.page is None:
+        return conditions_note(entries)
+    page = build.conditions.setdefault(build.page, [])
+    first = not page
+    page.extend(entry for entry in entries if entry["name"] not in {e["name"] for e in page})
+    return "\n" + CONDITIONS_NOTE + "\n" if first else ""
+
+
+def conditions_note(entries: Sequence[dict]) -> str:
+    """The note ``noise_warning`` collects, as HTML: how busy the machine was, what that did to the intervals, and
+    each value it touched (once, however many tables quote it), in a closed box whose title says what it is."""
+    busiest = max((entry["contention"] for entry in entries if entry["contention"] is not None), default=None)
+    factor = max(entry["factor"] for entry in entries)
+    lead = (t("While the values below were measured, other programs used up to {share} of this machine's CPU, or its "
+              "speed changed.", share=f"{busiest:.0%}") if busiest is not None
+            else t("While the values below were measured, this machine's speed changed."))
+    lead += (" " if i18n.language() != "zh" else "") + t(
+        "Each interval is widened by a rough allowance for what that could have done to its value (up to {factor}×), "
+        "and every claim on this page is decided on the widened interval.", factor=f"{factor:.1f}")
+    colon, dash = ("：", "——") if i18n.language() == "zh" else (": ", " — ")
+    items = "".join(f"<li>{_inline_code(entry['name'])}{colon}{_text(entry['value'])}{dash}"
+                    f"{_text(entry['said'])}</li>" for entry in entries)
+    # closed, as Material draws a collapsible admonition: one line on the page, its list a tap away
+    return (f'<details class="warning pitfalls-conditions"><summary>'
+            f'{_text(t("Measured while the machine was busy or unsteady"))}</summary>'
+            f"<p>{_text(lead)}</p><ul>{items}</ul></details>")
+
+
+def _text(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _inline_code(text: str) -> str:
+    """Markdown's `code` spans of ``text`` as HTML, everything else escaped."""
+    parts = text.split("`")
+    return "".join(f"<code>{_text(part)}</code>" if i % 2 else _text(part) for i, part in enumerate(parts))
 
 
 def deferrable(body: str) -> str:

@@ -239,16 +239,24 @@ def disturbance(interval: dict) -> float:
     return factor
 
 
-def widened(interval: dict) -> dict:
+def widened(interval: dict, *, odds: bool = False) -> dict:
     """``interval`` (a ratio's or a share's) widened by its ``disturbance`` on both sides, on the log scale: what a
     busy or drifting machine did to the measurement widens the interval a claim is decided on; it never withholds
-    the decision (``decide``). The interval before widening is kept as ``low_quiet``/``high_quiet``."""
+    the decision (``decide``). The interval before widening is kept as ``low_quiet``/``high_quiet``.
+
+    ``odds``: a share strictly between 0 and 1, whose *odds* a part slowed by a factor f (and the rest not) multiply
+    by f, so it is widened on the logit scale and stays between 0 and 1."""
     factor = disturbance(interval)
-    if factor == 1.0 or interval.get("low") is None or interval.get("high") is None:
+    low, high = interval.get("low"), interval.get("high")
+    if factor == 1.0 or low is None or high is None:
         return interval
-    return {**interval, "low_quiet": interval["low"], "high_quiet": interval["high"],
-            "low": interval["low"] / factor if interval["low"] > 0 else interval["low"] * factor,
-            "high": interval["high"] * factor if interval["high"] > 0 else interval["high"] / factor}
+    if odds and 0 < low and high < 1:
+        shift = math.log(factor)
+        return {**interval, "low_quiet": low, "high_quiet": high,
+                "low": _expit(_logit(low) - shift), "high": _expit(_logit(high) + shift)}
+    return {**interval, "low_quiet": low, "high_quiet": high,
+            "low": low / factor if low > 0 else low * factor,
+            "high": high * factor if high > 0 else high / factor}
 
 
 def _between_processes(a: list[dict], b: list[dict], *, confidence: float, resamples: int) -> dict:
@@ -323,9 +331,9 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
     rounds (a stage and the epoch it was timed inside). Additive, unlike ``ratio``: in each process a pair's
     share is its part's total time over its whole's, and a share is the mean of the processes' shares, so the
     shares of the stages of one epoch add up to its whole, remainder included. The interval is the same 95%
-    prediction interval as ``ratio``'s, on the share itself, and never clipped (with few processes a linear interval
-    can reach past 100% by arithmetic alone: it is shown as it is). Within one process only: bootstrapped over
-    rounds.
+    prediction interval as ``ratio``'s, on the logit scale for a share between 0 and 1 (so it cannot reach 0% or
+    100%), on the share itself for one that is not (a remainder can be negative). Within one process only:
+    bootstrapped over rounds.
     Returns ``{"value", "low", "high", "n", "processes", "contention", "drifted"}``."""
     if not parts:
         raise ValueError("a share needs at least one (part, whole) pair")
@@ -344,10 +352,18 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
         rounds = [[sum(part["processes"][p]["rounds"][i] / whole["processes"][p]["rounds"][i] for part, whole in parts)
                    for i in range(len(parts[0][1]["processes"][p]["rounds"]))]
                   if _same_rounds(*(row["processes"][p] for pair in parts for row in pair)) else [] for p in used]
-        half = t_quantile(k - 1) * _process_spread(per_process, rounds) * math.sqrt(2 / k)
-        return widened({"value": centre, "low": centre - half, "high": centre + half, "n": k, "processes": k,
+        if all(0 < value < 1 for value in per_process + [v for r in rounds for v in r]):
+            # a share strictly between 0 and 1: its interval on the logit scale, which cannot reach 0% or 100%
+            # (a linear one can, by arithmetic alone, with three to five processes)
+            half = t_quantile(k - 1) * _process_spread(_logits(per_process), [_logits(r) for r in rounds])
+            half *= math.sqrt(2 / k)
+            low, high = (_expit(_logit(centre) + sign * half) for sign in (-1, 1))
+        else:  # a remainder can come out below 0: the linear interval, said as it is
+            half = t_quantile(k - 1) * _process_spread(per_process, rounds) * math.sqrt(2 / k)
+            low, high = centre - half, centre + half
+        return widened({"value": centre, "low": low, "high": high, "n": k, "processes": k,
                         "per_process": per_process, **flags, "drifted": len(steady) < min(3, total),
-                        "drifted_processes_left_out": total - k})
+                        "drifted_processes_left_out": total - k}, odds=True)
     lengths = {len(row.get("rounds") or ()) for pair in parts for row in pair}
     if len(lengths) != 1 or (n := lengths.pop()) == 0:
         raise ValueError("a share's parts and wholes must be timed in the same rounds")
@@ -362,7 +378,19 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
     rng = random.Random(0)
     boot = sorted(of(rng.choices(range(n), k=n)) for _ in range(resamples))
     return widened({"value": value, "low": _quantile(boot, 0.025), "high": _quantile(boot, 0.975), "n": n,
-                    "processes": 1, **flags})
+                    "processes": 1, **flags}, odds=True)
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1 - p))
+
+
+def _logits(values: list[float]) -> list[float]:
+    return [_logit(v) for v in values]
+
+
+def _expit(x: float) -> float:
+    return 1 / (1 + math.exp(-x))
 
 
 def relative_spread(interval: dict) -> float:

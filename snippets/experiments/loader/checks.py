@@ -67,6 +67,39 @@ def batch_sampler_indexes_once(result: Value) -> tuple[bool, dict]:
     return calls == 1, {"calls": calls}
 
 
+def _counted(result: Value) -> dict[str, dict]:
+    return {row["label"]: row for row in result["rows"]}
+
+
+@check("with automatic batching, DataLoader indexes each of x and y once per sample and hands torch.stack every "
+       "row it indexed: 2 × N indexings and 2 × N rows stacked for a batch of N")
+def dataloader_counts_per_sample(result: Value) -> tuple[bool, dict]:
+    row = _counted(result)["DataLoader"]
+    wanted = 2 * result["n"] * row["batches"]
+    return row["indexing"] == wanted and row["stacked"] == wanted, {
+        "indexing": row["indexing"], "stacked": row["stacked"], "n": result["n"], "batches": row["batches"]}
+
+
+@check("BatchSampler, BatchedTensorDataset and TensorLoader index each of x and y at most once per batch and "
+       "call torch.stack on no rows")
+def others_count_per_batch(result: Value) -> tuple[bool, dict]:
+    rows = [row for label, row in _counted(result).items() if label not in ("direct", "DataLoader")]
+    most = max(row["indexing"] / row["batches"] for row in rows)
+    stacked = sum(row["stacked"] for row in rows)
+    return bool(rows) and most <= 2 and stacked == 0, {"loaders": len(rows), "most_indexings_per_batch": most,
+                                                       "stacked": stacked}
+
+
+@check("DataLoader's loader-only epochs set off at least one garbage collection each; BatchSampler's, "
+       "BatchedTensorDataset's and TensorLoader's none in as many epochs")
+def only_per_sample_loader_collects(result: Value) -> tuple[bool, dict]:
+    counted = _counted(result)
+    per_epoch = sum(counted["DataLoader"]["collections"]) / result["epochs"]
+    others = sum(sum(row["collections"]) for label, row in counted.items() if label not in ("direct", "DataLoader"))
+    return per_epoch >= 1 and others == 0, {"per_epoch": per_epoch, "others": others, "epochs": result["epochs"],
+                                            "threshold": result["gc_threshold"][0]}
+
+
 @check("DataLoader's full batch is contiguous, equal to the data, and does not share its memory")
 def batch_is_fresh_copy(result: Value) -> tuple[bool, dict]:
     layout = result["layout"]

@@ -44,6 +44,16 @@ def percent(interval: Interval) -> str:
     return percent_interval(interval)
 
 
+def ratio_cell(interval: Interval) -> str:
+    """A ratio in a table's cell: its interval, or "not measured reliably here" (``render.unreliable``)."""
+    return cell(ratio_interval(interval, flag=True))
+
+
+def percent_cell(interval: Interval) -> str:
+    """A share in a table's cell, in percent, or "not measured reliably here" (``render.unreliable``)."""
+    return cell(percent_interval(interval, flag=True))
+
+
 VERDICTS = {True: "met", False: "missed", None: "undecided (interval across the target)"}
 
 
@@ -99,7 +109,7 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
     body = []
     for row in rows:
         ratio = ("1 (baseline)" if row["label"] == baseline
-                 else cell(ratio_interval(intervals[row["label"]])) + same_kind_said(elsewhere.get(row["label"], ())))
+                 else ratio_cell(intervals[row["label"]]) + same_kind_said(elsewhere.get(row["label"], ())))
         count = len(row["rounds"]) if by_rounds else row["blocks"]
         per_measurement = row["blocks"] / count if by_rounds else row["blocks"]
         spread = seconds(row["iqr"]) if per_measurement >= MIN_BLOCKS_FOR_IQR else "—"
@@ -122,7 +132,7 @@ def same_kind_said(found: Sequence[tuple[str, str, Interval]]) -> str:
     names no recorded machine: its label is the span's title, for a reader who looks it up under Environment."""
     return "".join(f'<span class="pitfalls-same-kind" title="{html.escape(label, quote=True)}"> · '
                    + t("another machine of the same type, measured {date}: {value}", date=date,
-                       value=cell(ratio_interval(interval))) + "</span>" for label, date, interval in found)
+                       value=ratio_cell(interval)) + "</span>" for label, date, interval in found)
 
 
 def question_timing(result: Result) -> str:
@@ -199,6 +209,14 @@ def across_releases(result: Result) -> str:
 # Where the time goes
 
 
+def counts(result: Result) -> str:
+    """What each loader does for its one full batch, counted (``measure.counts``)."""
+    headers = ["Loader", "`x[...]` calls", "rows handed to `torch.stack`", "garbage collections (generation 0 / 1 / 2)"]
+    body = [[row["label"], f"{row['indexing']:,}", f"{row['stacked']:,}",
+             " / ".join(f"{count:,}" for count in row["collections"])] for row in result["rows"]]
+    return table(headers, body, align="lrrr") + "\n" + stamp_line(result)
+
+
 def fetcher_source() -> str:
     """The installed torch's map-style fetcher, printed from its source: what DataLoader does per batch."""
     from torch.utils.data._utils import fetch
@@ -246,18 +264,18 @@ def breakdown(result: Result) -> str:
     shares = breakdown_shares(result)
     whole = inside_row(result, "whole")
     rounds = _rounds_cell(whole)
-    inside = [[row["label"], seconds(row["mean"]), seconds(row["median"]), cell(percent(shares[row["stage"]]))]
+    inside = [[row["label"], seconds(row["mean"]), seconds(row["median"]), percent_cell(shares[row["stage"]])]
               for row in result["inside"] if row["stage"] != "whole"]
     # the per-sample work together (indexing and collate): the share the In short and the home page quote
     per_sample = sum(inside_row(result, key)["mean"] for key in ("indexing", "collate"))
     inside.append(["indexing + collate: the per-sample work", seconds(per_sample), "—",
-                   cell(percent(shares["per_sample"]))])
+                   percent_cell(shares["per_sample"])])
     total = sum(shares[key]["value"] for key in INSIDE_KEYS)
     inside.append([f"**{t(whole['label'])}**", f"**{seconds(whole['mean'])}**", f"**{seconds(whole['median'])}**",
                    f"**{total:.0%}**"])
     epoch = stage_row(result, "whole epoch")
     compared = [[row["label"], seconds(row["median"]),
-                 cell(percent(shares[key])) if (key := _compared_key(row["label"])) else "—"]
+                 percent_cell(shares[key]) if (key := _compared_key(row["label"])) else "—"]
                 for row in result["stages"]]
     compared[0][2] = "100% (baseline)"
     return (table([f"Stage, timed inside one DataLoader epoch (N = {result['n']:,}, full batch)", "mean",
@@ -388,7 +406,7 @@ def speed_targets(result: Result) -> str:
     """This build's ratios against TensorLoader's speed targets, from the batch-size runs."""
     targets = speed_target_rows(result)
     rows = [["shuffled" if r["shuffle"] else "sequential", f"{r['batch_size']:,}", seconds(r["baseline"]),
-             seconds(r["tensorloader"]), cell(ratio_interval(r["ratio"])), r["target"], VERDICTS[r["met"]]]
+             seconds(r["tensorloader"]), ratio_cell(r["ratio"]), r["target"], VERDICTS[r["met"]]]
             for r in targets]
     named = [(f"TensorLoader ÷ hand-written loop, {'shuffled' if r['shuffle'] else 'sequential'}, batch size "
               f"{r['batch_size']:,}", r["ratio"]) for r in targets]
@@ -415,7 +433,7 @@ def size_costs(result: Result) -> str:
         for name, c in per_sample_costs(result, shuffle).items():
             ratio = equal_n_ratio(result, shuffle, name) if name != "TensorLoader" else None
             rows.append([order, name, f"{c['n']:,}", seconds(c["epoch"]), seconds(c["per_sample"]),
-                         "1 (baseline)" if ratio is None else cell(ratio_interval(ratio))])
+                         "1 (baseline)" if ratio is None else ratio_cell(ratio)])
             if ratio is not None:
                 named.append((f"{name} ÷ TensorLoader, {order}, N = {c['n']:,}", ratio))
     return (table(["order", "Loader", "N", "epoch", "time per sample (epoch / N)",
@@ -432,8 +450,8 @@ def step_share(result: Result) -> str:
     rows, named = [], []
     for r in result["rows"]:
         shares = {name: loader_share(result, r, name) for name in ("DataLoader", "TensorLoader")}
-        rows.append([r["model"], seconds(r["step"]), seconds(r["DataLoader"]), cell(percent(shares["DataLoader"])),
-                     seconds(r["TensorLoader"]), cell(percent(shares["TensorLoader"]))])
+        rows.append([r["model"], seconds(r["step"]), seconds(r["DataLoader"]), percent_cell(shares["DataLoader"]),
+                     seconds(r["TensorLoader"]), percent_cell(shares["TensorLoader"])])
         named += [(f"{name} per batch, {r['model']}: share of the loader and step time", share, True)
                   for name, share in shares.items()]
     return (table(["Model", "training step", "DataLoader per batch", "its share (95% interval)",
@@ -518,7 +536,7 @@ def bandwidth(result: Result) -> str:
             rows.append([shape, r["label"], *speeds, "100% (reference)"])
         else:
             share = of_clone(result, r)
-            rows.append([shape, r["label"], *speeds, cell(percent(share))])
+            rows.append([shape, r["label"], *speeds, percent_cell(share)])
             named.append((f"{r['label'].split(':')[0]}, {shape}: share of clone()'s speed", share, True))
     return (table([f"rows × floats ({result['megabytes']} MiB)", "what", "median", "GB/s of batch",
                    "GB/s moved (read + write)", "of clone() (95% interval)"], rows, align="llrrrr")

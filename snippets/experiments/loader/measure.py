@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 from torch.nn import functional as F
 from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, RandomSampler, SequentialSampler,
                               TensorDataset, default_collate)
@@ -242,6 +243,64 @@ class CountingTensorDataset(TensorDataset):
     def __getitem__(self, index):  # noqa: ANN001 - same signature as TensorDataset
         self.calls += 1
         return super().__getitem__(index)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Counted, not timed: what each loader does for one batch. Counts are exact on any machine, however busy.
+
+
+class TorchCalls(TorchFunctionMode):
+    """Counts the torch calls made inside it through torch's Python API: ``x[...]`` (``Tensor.__getitem__``: ``x[i]``,
+    ``x[list]``, ``x[a:b]``; not ``index_select`` or ``split``), ``torch.stack``, and the tensors handed to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indexing = self.stacks = self.stacked = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's signature
+        kwargs = kwargs or {}
+        if func is torch.Tensor.__getitem__:
+            self.indexing += 1
+        elif func is torch.stack:
+            self.stacks += 1
+            self.stacked += len(args[0] if args else kwargs["tensors"])
+        return func(*args, **kwargs)
+
+
+@experiment()
+def counts(n: int = 1000, epochs: int = 100) -> dict:
+    """What each of the question's loaders does for its one full batch, counted: ``x[...]`` calls, ``torch.stack``
+    calls and the tensors handed to them (one epoch, under ``TorchCalls``); and Python's garbage collections,
+    by generation, over ``epochs`` loader-only epochs with the collector on, as it is in a training script
+    (``gc.callbacks``). The collections also depend on the Python version, its thresholds (kept in the result)
+    and, for generation 2, on how many objects the rest of the process holds."""
+    x, y = question_data(n)
+    rows = []
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        for name, loader in question_loaders(x, y).items():
+            with TorchCalls() as calls:
+                batches = sum(1 for _ in loader)
+            collections = [0] * 3
+
+            def seen(phase: str, info: dict) -> None:
+                if phase == "start":
+                    collections[info["generation"]] += 1
+
+            gc.collect()
+            gc.callbacks.append(seen)
+            try:
+                for _ in range(epochs):
+                    consume(loader)
+            finally:
+                gc.callbacks.remove(seen)
+            rows.append({"label": name, "batches": batches, "indexing": calls.indexing, "stacks": calls.stacks,
+                         "stacked": calls.stacked, "collections": collections})
+    finally:
+        if not was_enabled:
+            gc.disable()
+    return {"n": n, "epochs": epochs, "gc_threshold": list(gc.get_threshold()), "rows": rows}
 
 
 INSIDE_STAGES = {
