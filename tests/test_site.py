@@ -186,6 +186,7 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
     In short, in its table, its claims and its summary: each reads the same, to the digit, wherever it is."""
     from snippets.experiments.loader import derive, figures, measure
     from snippets.lab import run
+    from snippets.lab import render
     from snippets.lab.render import ratio_interval
 
     # the home page's answers; its notation section prints examples of the notation, not measurements
@@ -214,14 +215,18 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
         if others:
             problems.append(f"{name} ÷ direct is {shown}, also printed as {sorted(others)}")
     stage_table = rest.split("Stage, timed inside one DataLoader epoch", 1)[1].split("Timed on its own", 1)[0]
-    for where, text in (("loader page, In short", in_short), ("loader page, the answer's explanations", rest),
-                        ("loader page, the stage table", stage_table)):
-        if per_sample not in text:
-            problems.append(f"the per-sample share is {per_sample} but the {where} does not say so")
     shares = derive.breakdown_shares(run(measure.breakdown))
+    in_a_cell = render.percent_interval(shares["per_sample"], flag=True)
+    for where, text, shown in (("loader page, In short", in_short, per_sample),
+                               ("loader page, the answer's explanations", rest, per_sample),
+                               ("loader page, the stage table", stage_table, in_a_cell)):
+        if shown not in text:
+            problems.append(f"the per-sample share is {shown} but the {where} does not say so")
     for key in ("indexing", "collate"):
-        shown = figures.percent(shares[key])
-        for where, text in (("home page", home), ("loader page, the stage table", stage_table)):
+        # a sentence prints the number; a table's cell may say instead that it was not measured reliably here
+        for where, text, shown in (("home page", home, figures.percent(shares[key])),
+                                   ("loader page, the stage table", stage_table,
+                                    render.percent_interval(shares[key], flag=True))):
             if shown not in text:
                 problems.append(f"the {key} share is {shown} but the {where} does not say so")
     # the Chinese edition prints the same numbers, in the same places
