@@ -909,7 +909,8 @@ _INTERVAL = re.compile(r"\d[×%]? ?[(（]-?[\d.,]+–")
 
 def _with_legend(html: str) -> str:
     """The page's notation, in two lines, after its In short (before its first section), on every page that has
-    checked claims: what ✓ (and ?, where one appears) means, and how an interval reads. A reader meets the notation where the numbers start, on the page they landed on."""
+    checked claims: what ✓ (and ?, where one appears) means, and how an interval reads. A reader meets the
+    notation where the numbers start, on the page they landed on."""
     if 'class="pitfalls-claim' not in html:
         return html
     t = _lab("i18n").t

@@ -548,7 +548,7 @@ def _printable(text: str, interval: dict, flag: bool, *, share: bool = False) ->
     return t("not measured reliably here") if flag and unreliable(interval, share=share) else text
 
 
-def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = False, at_least: int = 0) -> str:
+def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = False) -> str:
     """``7.7× (7.4–8.1)``: a ratio with its 95% interval, at the precision the interval supports; ``flag`` (a table's
     cell, where a number stands alone): "not measured reliably here" instead when the interval is too wide to read
     a value from (``unreliable``). In a sentence the number and its wide interval stay: the sentence reads on.
@@ -560,10 +560,10 @@ def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = False, at
     if low is None or high is None:
         return f"{value:,.2f}{suffix} " + t("(no interval: too few repeats)")
     half = (high - low) / 2
-    digits = max(_decimals_for(half), at_least)
+    digits = _decimals_for(half)
     if 0 < abs(value) < 0.1:
         digits = max(digits, min(6, 1 - math.floor(math.log10(abs(value)))))
-    elif digits == 0 and half >= 10 and not at_least:
+    elif digits == 0 and half >= 10:
         step = 10 ** math.floor(math.log10(half))
         value, low, high = (_to_step(v, step) for v in (value, low, high))
     shown = [_unsigned_zero(_fixed(v, digits)) for v in (value, low, high)]
