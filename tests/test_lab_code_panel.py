@@ -327,6 +327,22 @@ def test_outside_a_page_every_panel_shows_its_helpers(fakepage, private_cache):
     assert context.current().printed == {} and context.current().shown == {}
 
 
+def test_a_section_shows_the_code_of_several_results_in_one_panel(fakepage, private_cache, monkeypatch):
+    monkeypatch.setattr(context.current(), "page", "fake.md")
+    first, other = _result(fakepage), dataclasses.replace(_result(fakepage), exp=fakepage.third,
+                                                          experiment="fakepage.third")
+    panel = provenance.code_panel(first, other, first)
+    assert panel.count('<details class="example pitfalls-code"') == 1
+    assert ('data-experiment="fakepage.measured fakepage.third"' in panel
+            and "<code>fakepage.measured</code>, <code>fakepage.third</code>" in panel)
+    assert panel.count('class="pitfalls-provenance"') == 2, "each result says where and when it was measured"
+    text = __import__("html").unescape(re.sub(r"<[^>]+>", "", panel))
+    assert "def measured" in text and "def third" in text
+    assert context.current().shown == {"fake.md": {"fakepage.measured", "fakepage.third"}}
+    with pytest.raises(TypeError, match="at least one Result"):
+        provenance.code_panel()
+
+
 @pytest.mark.parametrize("bad, name", [({"value": 1}, "dict"), (None, "NoneType")])
 def test_only_results_of_run_have_panels(bad, name):
     with pytest.raises(TypeError) as raised:

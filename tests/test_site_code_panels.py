@@ -34,7 +34,9 @@ def test_every_experiment_a_page_runs_has_its_code_on_that_page(built_site, page
     built = (built_site / ("index.html" if page == "index" else f"{page}/index.html")).read_text(encoding="utf-8")
     expected = _experiments_run(markdown)
     assert expected or page == "index", f"{page}: no experiment found — has the page's convention changed?"
-    shown = set(re.findall(r'<details class="example pitfalls-code" data-experiment="([\w.]+)" data-search-exclude>', built))
+    # a section's one panel may show several experiments: data-experiment names each, space-separated
+    shown = {name for names in re.findall(r'<details class="example pitfalls-code" data-experiment="([\w. ]+)" '
+                                          r'data-search-exclude>', built) for name in names.split()}
     for package, function in sorted(expected):
         name = f"{package}.{function}"
         assert name in shown, f"{page}: runs {name} but shows no code panel for it"
@@ -46,8 +48,9 @@ def test_every_experiment_a_page_runs_has_its_code_on_that_page(built_site, page
 
 def _panel_sources(site, page: str, built: str, name: str) -> str:
     """The text of the sources ``name``'s panel on ``page`` loads (from the code folder), as a reader sees it."""
-    panel = re.search(rf'<details class="example pitfalls-code" data-experiment="{re.escape(name)}" '
-                      r'data-search-exclude>.*?<div class="pitfalls-code__body" data-src="([^"]+)">', built, re.S)
+    panel = re.search(rf'<details class="example pitfalls-code" data-experiment="(?:[\w. ]+ )?{re.escape(name)}'
+                      r'(?: [\w. ]+)?" data-search-exclude>.*?<div class="pitfalls-code__body" data-src="([^"]+)">',
+                      built, re.S)
     assert panel, f"{page}: {name}'s panel does not link its sources"
     folder = site if page == "index" else site / page
     fragment = (folder / html.unescape(panel.group(1))).resolve()

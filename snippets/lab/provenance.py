@@ -188,24 +188,32 @@ def provenance_line(result: Result) -> str:
                 origin=origin, stamp=html.escape(i18n.stamp(result.stamp))) + "</p>")
 
 
-def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None = None,
+def code_panel(*results: Result, drawn_by: Callable | Iterable[Callable] | None = None,
                checks: Iterable[Callable] = ()) -> str:
-    """The collapsed panel with the code that measured ``result`` (see the module docstring)."""
-    if not isinstance(result, Result) or result.exp is None:
-        raise TypeError(f"code_panel() needs a Result returned by run(), got {type(result).__name__}")
-    exp = result.exp
-    context.current().showed(exp.name)
-    reached = code.reach(exp.func)
-    helpers = [p for p in reached.reached if not p.recipe]
-    recipes = [p for p in reached.reached if p.recipe]
-    parts = [provenance_line(result), piece_block(reached.root),
-             "<p>" + t("This code and the code it uses, listed below, are what this result is keyed by: changing any "
-                       "of it measures the result again at the next build; changing a comment, a docstring or any "
-                       "other code does not.") + "</p>"]
-    if helpers:
-        parts.append(_details(t("What it calls: {listed}", listed=_listed(helpers)), _pieces_body(helpers)))
-    if recipes:
-        parts.append(_details(t("Recipe code it uses: {listed}", listed=_listed(recipes)), _pieces_body(recipes)))
+    """The one collapsed panel of a section, with the code that measured each of ``results`` (see the module
+    docstring): each result's provenance and sources, then the drawing code and the checks the section uses."""
+    if not results:
+        raise TypeError("code_panel() needs at least one Result returned by run()")
+    for result in results:
+        if not isinstance(result, Result) or result.exp is None:
+            raise TypeError(f"code_panel() needs a Result returned by run(), got {type(result).__name__}")
+    results = tuple({r.experiment: r for r in results}.values())  # a result named twice is shown once
+    lines, parts = [], []
+    for result in results:
+        exp = result.exp
+        context.current().showed(exp.name)
+        reached = code.reach(exp.func)
+        helpers = [p for p in reached.reached if not p.recipe]
+        recipes = [p for p in reached.reached if p.recipe]
+        lines.append(provenance_line(result))
+        parts.append(piece_block(reached.root))
+        if helpers:
+            parts.append(_details(t("What it calls: {listed}", listed=_listed(helpers)), _pieces_body(helpers)))
+        if recipes:
+            parts.append(_details(t("Recipe code it uses: {listed}", listed=_listed(recipes)), _pieces_body(recipes)))
+    parts.insert(1, "<p>" + t("This code and the code it uses, listed below, are what this result is keyed by: "
+                              "changing any of it measures the result again at the next build; changing a comment, "
+                              "a docstring or any other code does not.") + "</p>")
     drawers = [drawn_by] if callable(drawn_by) else list(drawn_by or [])
     for drawer in drawers:
         drawing = code.reach(drawer)
@@ -218,14 +226,16 @@ def code_panel(result: Result, *, drawn_by: Callable | Iterable[Callable] | None
         listed = ", ".join(f"<code>{html.escape(getattr(c, 'check_name', c.__name__))}</code>" for c in check_list)
         parts.append(_details(t("Checks behind the claims: {listed}", listed=listed),
                               "\n".join(source_block(inspect.unwrap(c)) for c in check_list)))
-    elsewhere = machines.compare(result, drawers)
-    if elsewhere:
-        parts.append(elsewhere)
+    for result in results:
+        elsewhere = machines.compare(result, drawers)
+        if elsewhere:
+            parts.append(elsewhere)
     parts.append("<p>" + t("To measure it again on your machine: <code>REFRESH=timing make build</code> (timings) "
                            "or <code>REFRESH=1 make build</code> (everything), in a clone of the repository.") + "</p>")
-    summary = t("Code that measured this: {name}", name=f"<code>{html.escape(exp.name)}</code>")
-    body = parts[0] + "\n" + render.deferrable("\n".join(parts[1:]))
-    return _details(summary, body, kind="example", experiment=exp.name) + "\n"
+    names = ", ".join(f"<code>{html.escape(r.experiment)}</code>" for r in results)
+    summary = t("Code that measured this: {name}", name=names)
+    body = "\n".join(lines) + "\n" + render.deferrable("\n".join(parts))
+    return _details(summary, body, kind="example", experiment=" ".join(r.experiment for r in results)) + "\n"
 
 
 def present(result: Result, renderer: Callable[[Result], str] | None = None, *,

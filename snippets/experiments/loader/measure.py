@@ -93,7 +93,6 @@ def question_loaders(x: torch.Tensor, y: torch.Tensor) -> dict[str, Iterable]:
 # The hand-written baselines: plain loops that yield the same batches as DataLoader
 
 
-# --8<-- [start:baselines]
 def sliced_batches(x: torch.Tensor, y: torch.Tensor, batch_size: int) -> Iterator[tuple]:
     """Sequential batches as slices (views) of the tensors."""
     for start in range(0, len(x), batch_size):
@@ -110,7 +109,6 @@ def shuffled_batches(x: torch.Tensor, y: torch.Tensor, batch_size: int,
         index = permutation[start:start + batch_size]
         yield x.index_select(0, index), y.index_select(0, index)
     torch.randperm(len(x), generator=generator)  # RandomSampler's second permutation
-# --8<-- [end:baselines]
 
 
 class HandWritten:
