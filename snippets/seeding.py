@@ -79,7 +79,9 @@ def seeded(seed: int) -> Iterator[None]:
     them too. If CUDA is already initialised, every device's generator is saved and restored as well. If it is
     not, nothing is initialised just to save a state that does not exist yet: on exit the CUDA generators are
     seeded again with ``torch.initial_seed()`` as it was on entry — the seed ``torch.manual_seed`` had queued
-    for them (or torch's default) — so they start after the block as they would have without it.
+    for them — so they start after the block as they would have without it. In a program that never called
+    ``torch.manual_seed``, ``torch.initial_seed()`` is the CPU generator's own random seed, not the fixed default
+    CUDA's generators would have used: there they start from that seed instead. Seed the program first.
 
     ``torch.manual_seed`` also seeds the MPS and XPU generators, which are not saved: after the block they stay
     as ``seed`` left them. Checking for CUDA calls ``torch.cuda.is_available()``, which asks the CUDA runtime for

@@ -901,8 +901,9 @@ def _section_summary(body: str) -> str:
 LEGEND_CLAIMS = ("✓ marks a sentence checked against this page's measurements: tap, click or focus it to see what "
                  "was checked and what was measured.")
 LEGEND_UNDECIDED = "? marks one the measurements here could not decide."
-LEGEND_INTERVALS = ("A ratio or share is printed with its 95% interval, low–high: the range a re-measurement on the "
-                    "same machine should land in.")
+LEGEND_INTERVALS = ("A timed ratio or share is printed with its 95% interval, low–high: the range a re-measurement on "
+                    "the same machine should land in. Training results are exact for their seeds: their spread over "
+                    "starts is given as a range.")
 # a printed interval: "15× (12–20", "90% (84–96", "0.41 (0.32–0.5", and in Chinese "15×（12–20）"
 _INTERVAL = re.compile(r"\d[×%]? ?[(（]-?[\d.,]+–")
 

@@ -563,30 +563,46 @@ def ratio_interval(interval: dict, *, suffix: str = "×", flag: bool = False) ->
     digits = _decimals_for(half)
     if 0 < abs(value) < 0.1:
         digits = max(digits, min(6, 1 - math.floor(math.log10(abs(value)))))
-    elif digits == 0 and half >= 10:
-        step = 10 ** math.floor(math.log10(half))
-        value, low, high = (_to_step(v, step) for v in (value, low, high))
-    shown = [_unsigned_zero(_fixed(v, digits)) for v in (value, low, high)]
+    elif digits == 0 and half >= 10 and abs(value) >= 10:
+        # the interval's magnitude, but never coarser than the value's own: 8.3 in (2.7–25) reads 8, not 10
+        step = 10 ** math.floor(math.log10(min(half, abs(value))))
+        value, low, high = _to_step(value, step), _to_step(low, step, "down"), _to_step(high, step, "up")
+    # the bounds are rounded outward: a printed interval never claims more than was measured
+    shown = [_unsigned_zero(_fixed(value, digits)), _unsigned_zero(_fixed(low, digits, "down")),
+             _unsigned_zero(_fixed(high, digits, "up"))]
     return _printable(f"{shown[0]}{suffix} ({shown[1]}–{shown[2]})", interval, flag)
 
 
-def _fixed(value: float, digits: int) -> str:
-    """``value`` with ``digits`` decimals; a positive value that would read 0 gets one significant figure of its
-    own (at most 6 decimals): a ratio's bound of 0.4 in ``1× (0.4–3)``, never ``1× (0–3)``."""
-    text = f"{value:,.{digits}f}"
+def _outward(value: float, digits: int, direction: str) -> float:
+    """``value`` rounded down or up to ``digits`` decimals (a hair of float error is not a step)."""
+    scale = 10 ** digits
+    scaled = value * scale
+    rounded = math.floor(scaled + 1e-9) if direction == "down" else math.ceil(scaled - 1e-9)
+    return rounded / scale
+
+
+def _fixed(value: float, digits: int, direction: str | None = None) -> str:
+    """``value`` with ``digits`` decimals (``direction``: rounded "down" or "up", as an interval's bound is); a
+    positive value that would read 0 gets one significant figure of its own (at most 6 decimals): a ratio's bound
+    of 0.4 in ``1× (0.4–3)``, never ``1× (0–3)``."""
+    shown = _outward(value, digits, direction) if direction else value
+    text = f"{shown:,.{digits}f}"
     if 0 < value and float(text.replace(",", "")) == 0:
-        text = f"{value:,.{max(digits, min(6, -math.floor(math.log10(value))))}f}"
+        more = max(digits, min(6, -math.floor(math.log10(value))))
+        text = f"{_outward(value, more, direction) if direction else value:,.{more}f}"
     return text
 
 
-def _to_step(value: float, step: float) -> float:
-    """``value`` rounded to a multiple of ``step`` (the interval's magnitude), or, for a positive value smaller
-    than half a step, to one significant figure of its own: a ratio of 3,900 in an interval 20,000 wide reads
-    4,000, never 0."""
-    rounded = round(value / step) * step
-    if value > 0 and rounded == 0:
-        own = 10 ** math.floor(math.log10(value))
-        rounded = round(value / own) * own
+def _to_step(value: float, step: float, direction: str | None = None) -> float:
+    """``value`` rounded to a multiple of ``step`` (the interval's magnitude; ``direction``: "down" or "up", as a
+    bound is rounded), or, for a positive value that would round to 0, to one significant figure of its own: a
+    ratio's bound of 3,900 in an interval 20,000 wide reads 3,000, never 0."""
+    def to(unit: float) -> float:
+        return (math.floor(value / unit + 1e-9) if direction == "down" else math.ceil(value / unit - 1e-9)
+                if direction == "up" else round(value / unit)) * unit
+    rounded = to(step)
+    if (value > 0 and rounded == 0) or (value < 0 and abs(rounded) > 2 * abs(value)):
+        rounded = to(10 ** math.floor(math.log10(abs(value))))  # a small bound keeps a figure of its own
     return rounded
 
 
@@ -653,7 +669,7 @@ def _clear_of(interval: dict, relation: str, threshold: float, *, percent: bool)
     number = printed.group(group)
     decimals = len(number.split(".")[1]) if "." in number else 0
     for more in range(decimals, decimals + 4):
-        shown = _fixed(edge * scale, more)
+        shown = _fixed(edge * scale, more, "down" if low_side else "up")
         value = float(shown.replace(",", ""))
         if (value > threshold * scale) if low_side else (value < threshold * scale):
             return text[:printed.start(group)] + shown + text[printed.end(group):]

@@ -143,6 +143,24 @@ def spread_at_last_step(result: Result | dict) -> dict:
     return across_starts(result, one)[1]
 
 
+def question_pair(result: Result | dict, small: int = 512) -> dict:
+    """The question's own comparison, from every start: the full batch's loss over batch ``small``'s after the
+    epoch budget (shuffled, and in the question's order), and batch ``small``'s over the full batch's at equal
+    steps in the question's order, with each ratio's ``_min`` and ``_max`` over the starts."""
+    def inner(view: dict) -> tuple[bool, dict]:
+        full = max(run["batch_size"] for run in runs(view, "sequential"))
+        at = {order: losses_at(view, order, lambda run: view["epochs"] * run["steps_per_epoch"])
+              for order in ("shuffled", "sequential")}
+        small_run = next(run for run in runs(view, "sequential") if run["batch_size"] == small)
+        steps = view["epochs"] * small_run["steps_per_epoch"]
+        equal = losses_at(view, "sequential", lambda run: steps)
+        return True, {"full": full, "small": small, "epochs": view["epochs"], "steps": steps,
+                      "epochs_shuffled": at["shuffled"][full] / at["shuffled"][small],
+                      "epochs_sequential": at["sequential"][full] / at["sequential"][small],
+                      "steps_sequential": equal[small] / equal[full]}
+    return across_starts(result, inner)[1]
+
+
 def question_arithmetic(result: Result) -> dict:
     """The question's step counts, as arithmetic on its constants (N, the batch sizes, the epochs, the print
     interval): what ``step_arithmetic`` computes beside the counts a real DataLoader gives (``counts_agree`` checks
