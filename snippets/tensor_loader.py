@@ -10,7 +10,7 @@ and several times more at a full batch of 1,000 samples. Two fixes, both yieldin
 the same random numbers as ``DataLoader(TensorDataset(...))``:
 
 * ``TensorLoader`` replaces the DataLoader: it slices (sequential) or gathers rows with ``index_select``
-  (shuffled) on the tensors' own device. The fastest, for data on one device and no sampler.
+  (shuffled) on the tensors' own device. The faster of the two, for data on one device and no sampler.
 * ``BatchedTensorDataset`` replaces the TensorDataset and keeps the DataLoader: its ``__getitems__`` indexes
   every tensor once per batch. Samplers (``DistributedSampler`` too), worker processes and ``pin_memory``
   keep working.

@@ -262,10 +262,6 @@ CONTRADICTING = {
                                                                              2.0e-4)),
     "loader.tensor_dataset_has_no_getitems": Contradiction(BREAKDOWN, _set(["tensor_dataset_getitems"], True)),
     "loader.getitem_per_sample": Contradiction(BREAKDOWN, _set(["calls", "getitem_per_epoch"], 400)),
-    "loader.collate_one_list": Contradiction(BREAKDOWN, _set(["calls", "collate_sizes"], [100, 100])),
-    "loader.batch_sampler_indexes_once": Contradiction(BREAKDOWN, _set(["calls", "batch_sampler_getitem_per_epoch"],
-                                                                       200)),
-    "loader.batch_is_fresh_copy": Contradiction(BREAKDOWN, _set(["layout", "batch_shares_memory"], True)),
     # a torch whose TensorDataset fetched a batch at once (__getitems__): two indexings, nothing stacked
     "loader.dataloader_counts_per_sample": Contradiction(
         COUNTS, lambda r: _row(r, "rows", label="DataLoader").update(indexing=2, stacked=0)),
@@ -314,8 +310,6 @@ CONTRADICTING = {
         CONTRACT, _set(["rng", "advanced", "num_workers=2, persistent_workers=True"], [True, True, True])),
     "loader.workers_draw_sampler_seed_at_iter": Contradiction(
         CONTRACT, _set(["rng", "sampler_at_iter", "num_workers=2"], False)),
-    "loader.sequential_batch_is_view": Contradiction(CONTRACT, _set(["memory", "sequential_is_view"], False)),
-    "loader.shuffled_batch_is_copy": Contradiction(CONTRACT, _set(["memory", "shuffled_is_copy"], False)),
     # one rank's shard of one epoch differs from DistributedSampler's
     "loader.tensorloader_shards_like_distributed_sampler": Contradiction(
         SHARDS, lambda r: r["failures"].append("rank 1, N=8, batch size 3, shuffle=True, drop_last=False, epoch 1")),

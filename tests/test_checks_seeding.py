@@ -73,8 +73,6 @@ def _thread_invariant(result: dict) -> None:
 
 
 CONTRADICTING = {
-    "seeding.one_seed_differs": Contradiction(CREATION, lambda r: r["one_seed"][0].update(equal=True)),
-    "seeding.reseed_equal": Contradiction(CREATION, lambda r: r["reseeded"][1].update(equal=False)),
     "seeding.equal_starts_identical": Contradiction(TRAINING, _set(["differing_epochs"], 1)),
     "seeding.same_final_weights": Contradiction(TRAINING, _set(["fixed", "same_end"], False)),
     "seeding.as_asked_differ": Contradiction(TRAINING, _set(["as_asked", "same_start"], True)),
@@ -89,7 +87,6 @@ CONTRADICTING = {
     "seeding.cuda_has_its_own_generator": Contradiction(Synthetic(_cuda_rows), _cuda_dropout_draws_on_the_cpu),
     "seeding.generator_loader_draws_nothing": Contradiction(
         CONSUMERS, lambda r: r["by_name"]["one epoch, shuffle=True, generator=g"].update(advances=True)),
-    "seeding.peek_keeps_first": Contradiction(BETWEEN, _set(["first_model_unchanged"], False)),
     "seeding.peek_changes_second": Contradiction(BETWEEN, _set(["second_model_unchanged"], True)),
     "seeding.seeded_blocks_equal": Contradiction(BETWEEN, _set(["seeded_models_equal"], False)),
     "seeding.split_moved_by_model": Contradiction(SPLIT, _set(["moved"], 0)),

@@ -157,7 +157,6 @@ def _largest_batch_catches_up(result: dict) -> None:
 
 CONTRADICTING = {
     "steps.counts_agree": Contradiction(ARITHMETIC, lambda r: r["rows"][0]["keep"].update(len_loader=0)),
-    "steps.short_last_batch_is_a_step": Contradiction(ARITHMETIC, lambda r: _row_512(r)["keep"].update(len_loader=19)),
     "steps.batchnorm_last_batch_raises": Contradiction(BATCHNORM, lambda r: r["keep"].update(error=None)),
     "steps.epochs_separate_batch_sizes": Contradiction(CURVES, _epochs_close_together),
     "steps.shuffled_steps_align": Contradiction(CURVES, _one_batch_off_at_mid),
@@ -167,7 +166,6 @@ CONTRADICTING = {
     "steps.logged_above_true": Contradiction(
         LOGGED, lambda r: r["rows"][0].update(logged=r["rows"][0]["true_end"] / 2)),
     "steps.plain_mean_is_off": Contradiction(LOGGED, _plain_mean_exact),
-    "steps.starts_differ": Contradiction(INIT, lambda r: r["rows"][1].update(start_max_abs_diff=0.0)),
     "steps.epoch_gap_exceeds_start_effect": Contradiction(INIT, _start_dominates),
     "steps.full_batch_ahead_at_equal_steps": Contradiction(INIT, _full_batch_no_better, extra=(42,)),
     "steps.variance_follows_the_law": Contradiction(NOISE, _variance_off_the_law),

@@ -48,11 +48,11 @@ def test_what_a_real_experiment_reaches_is_its_code_not_drawing_or_checks():
 
 def test_drawing_code_and_checks_are_one_click_further(private_cache):
     result = run(measure.creation_order)
-    panel = present(result, figures.creation_order, checks=[checks.one_seed_differs])
+    panel = present(result, figures.creation_order, checks=[checks.equal_starts_identical])
     assert panel.index("| `fc1.weight`") < panel.index("<details"), "the table comes before its code"
     assert "Drawing code: <code>seeding.figures.creation_order</code>" in panel
-    assert "Checks behind the claims: <code>seeding.one_seed_differs</code>" in panel
-    assert inspect.getsource(inspect.unwrap(checks.one_seed_differs)).strip() in _text(panel)
+    assert "Checks behind the claims: <code>seeding.equal_starts_identical</code>" in panel
+    assert inspect.getsource(inspect.unwrap(checks.equal_starts_identical)).strip() in _text(panel)
     assert panel.count("<details") == 5  # the panel, what it calls, the recipe code, drawing code, checks
 
 

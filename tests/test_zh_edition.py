@@ -20,8 +20,9 @@ _GLOSS = re.compile(r"(?:(?<=[\u3400-\u9fff*])|^)（[A-Za-z][A-Za-z -]{0,30}）"
 _CODE = re.compile(r"`[^`]*`|<code>.*?</code>|<[^>]+>|\{\w+\}")
 # half-width , ; : ! touching a Chinese character (a "?" between spaces is the ? mark the page explains)
 _HALF_WIDTH = re.compile(r"(?<=[\u4e00-\u9fff])[,;:!](?!\d)|(?<![\w\d])[,;:!] ?(?=[\u4e00-\u9fff])")
-# ASCII brackets around Chinese ("(3–20，有噪声)"), and a list of numbers joined as prose ("[16、1]")
-_ASCII_BRACKETS = re.compile(r"\([^()]*[\u4e00-\u9fff，、；：][^()]*\)")
+# ASCII brackets around Chinese ("(3–20，有噪声)") or around a number's interval ("10× (3–20)"), and a list of
+# numbers joined as prose ("[16、1]")
+_ASCII_BRACKETS = re.compile(r"\([^()]*[\u4e00-\u9fff，、；：][^()]*\)|(?<=[\d×%]) \(-?[\d.,]+–-?[\d.,]+\)")
 _PROSE_LIST = re.compile(r"\[[\d.,]+、")
 
 
@@ -68,6 +69,10 @@ def test_the_typesetting_checks_find_half_width_punctuation_and_spaced_percent()
     assert not _HALF_WIDTH.findall("1,000 个样本，标有 ? 的句子：12.8× (12.3–13.3)")
     assert re.search(r"\d %", "95 % 区间") and not re.search(r"\d %", "95% 区间")
     assert _ASCII_BRACKETS.findall("耗时 10× (3–20，有噪声)") == ["(3–20，有噪声)"]
+    assert _ASCII_BRACKETS.findall("占 92% (86–95)，是 8× (2–25)") == [" (86–95)", " (2–25)"]
+    from snippets.lab.mkdocs_hook import close_cjk_spacing
+    assert close_cjk_spacing("<p>占 92% (86–95)，是 8× (2–25)，<code>f(1–2)</code></p>") == \
+        "<p>占 92%（86–95），是 8×（2–25），<code>f(1–2)</code></p>"
     assert not _ASCII_BRACKETS.findall("10×（3–20，有噪声），函数 f(a, b)") and _PROSE_LIST.search("测得 [16、1]")
 
 

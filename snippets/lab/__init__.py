@@ -4,9 +4,9 @@ Pages use it in exec blocks::
 
     from snippets.lab import run, present, say
     from snippets.experiments.seeding import measure, figures, checks
-    result = run(measure.creation_order)
-    print(present(result, figures.creation_order))
-    print(say(checks.one_seed_differs(result), "After one seed, {differ} of {total} tensors differ."))
+    result = run(measure.training_equivalence)
+    print(present(result, figures.loss_curves))
+    print(say(checks.equal_starts_identical(result), "From equal starts, no epoch's loss differs ({epochs:,} epochs)."))
 """
 
 from .cache import Experiment, ExperimentError, Result, experiment, run

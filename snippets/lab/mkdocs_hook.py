@@ -594,12 +594,15 @@ _TAG = re.compile(r"(<[^>]+>)")
 
 # ASCII brackets around Chinese (an interval's "(3–20，有噪声)"): full-width ones, with no space before them
 _CJK_IN_PARENS = re.compile(f"[ \t]?\\(([^()]*[{_CJK_CHAR}{_CJK_STOP}][^()]*)\\)")
+# and around a number's interval, as Chinese text writes every bracket: "10× (3–20)" reads "10×（3–20）"
+_NUMBER_INTERVAL = re.compile(r"(?<=[\d×%]) \((-?[\d.,]+–-?[\d.,]+)\)")
 
 
 def close_cjk_spacing(html: str) -> str:
     """No space where Chinese has none: between two Chinese characters, and after a full-width mark (。，；：）),
-    as Python's ``print(a, b)`` or a Markdown line break leave them; brackets around Chinese are full-width
-    (``10×（3–20，有噪声）``); tags in between are kept, code is not touched."""
+    as Python's ``print(a, b)`` or a Markdown line break leave them; brackets around Chinese and around a number's
+    interval are full-width (``10×（3–20；校验：大于 3×）``, ``92%（86–95）``); tags in between are kept, code is not
+    touched."""
     out = []
     for n, part in enumerate(_PRE.split(html)):
         if n % 3 == 1:
@@ -631,6 +634,7 @@ def close_cjk_spacing(html: str) -> str:
                 if after and re.match(f"[{_CJK_CHAR}“（]", after) and re.search(f"[{_CJK_CHAR}{_CJK_STOP}][ \t]+$", text):
                     text = text.rstrip(" \t")
             text = _CJK_IN_PARENS.sub(r"（\1）", text)
+            text = _NUMBER_INTERVAL.sub(r"（\1）", text)
             text = re.sub(f"(?<=[{_CJK_STOP}])[ \t]+(?=\\S)", "", text)
             pieces[i] = re.sub(f"(?<=[{_CJK_CHAR}])[ \t](?=[{_CJK_CHAR}])", "", text)
         out.append("".join(pieces))

@@ -55,18 +55,6 @@ def getitem_per_sample(result: Value) -> tuple[bool, dict]:
     return calls == result["n"], {"calls": calls, "n": result["n"]}
 
 
-@check("default_collate receives one list of all N samples per epoch")
-def collate_one_list(result: Value) -> tuple[bool, dict]:
-    sizes = result["calls"]["collate_sizes"]
-    return sizes == [result["n"]], {"n": result["n"], "collate_sizes": sizes}
-
-
-@check("with a BatchSampler as sampler and batch_size=None, the dataset is indexed once per epoch")
-def batch_sampler_indexes_once(result: Value) -> tuple[bool, dict]:
-    calls = result["calls"]["batch_sampler_getitem_per_epoch"]
-    return calls == 1, {"calls": calls}
-
-
 def _counted(result: Value) -> dict[str, dict]:
     return {row["label"]: row for row in result["rows"]}
 
@@ -98,13 +86,6 @@ def only_per_sample_loader_collects(result: Value) -> tuple[bool, dict]:
     others = sum(sum(row["collections"]) for label, row in counted.items() if label not in ("direct", "DataLoader"))
     return per_epoch >= 1 and others == 0, {"per_epoch": per_epoch, "others": others, "epochs": result["epochs"],
                                             "threshold": result["gc_threshold"][0]}
-
-
-@check("DataLoader's full batch is contiguous, equal to the data, and does not share its memory")
-def batch_is_fresh_copy(result: Value) -> tuple[bool, dict]:
-    layout = result["layout"]
-    return bool(layout["batch_contiguous"] and layout["batch_equal"] and not layout["batch_shares_memory"]), \
-        {key: layout[key] for key in ("batch_contiguous", "batch_equal", "batch_shares_memory")}
 
 
 @check("from a strided source, DataLoader's batch is a contiguous copy, equal to it; TensorLoader's is a view "
@@ -324,19 +305,6 @@ def workers_draw_sampler_seed_at_iter(result: Value) -> tuple[bool, dict]:
     holds = bool(with_workers) and all(at_iter[label] for label in with_workers) \
         and not at_iter["num_workers=0"] and not at_iter["TensorLoader"]
     return holds, dict(at_iter)
-
-
-@check("TensorLoader's sequential batch shares the input's memory")
-def sequential_batch_is_view(result: Value) -> tuple[bool, dict]:
-    is_view = result["memory"]["sequential_is_view"]
-    return bool(is_view), {"sequential_is_view": is_view}
-
-
-@check("TensorLoader's shuffled batch and DataLoader's batch are copies")
-def shuffled_batch_is_copy(result: Value) -> tuple[bool, dict]:
-    memory = result["memory"]
-    return bool(memory["shuffled_is_copy"] and memory["dataloader_is_copy"]), \
-        {"shuffled_is_copy": memory["shuffled_is_copy"], "dataloader_is_copy": memory["dataloader_is_copy"]}
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import inspect
+import re
 from typing import Callable, Sequence
 
 import torch
@@ -459,9 +460,15 @@ def step_share(result: Result) -> str:
             + warning(named))
 
 
+def _code_in(label: str) -> str:
+    """A setting's label in the page's language, its code (``drop_last=False``, ``mark_dynamic(x_batch, 0)``) as
+    code and its words as words."""
+    return re.sub(r"[\w.]+(?:=[\w.]+|\([^()]*\))", lambda code: f"`{code.group(0)}`", t(label))
+
+
 def compile_recompiles(result: Result) -> str:
     """Each setting's compiles per epoch and the graphs compiled, with their inputs (a SymInt: a dynamic size)."""
-    rows = [[f"`{s['label']}`", ", ".join(str(c) for c in s["compiles_per_epoch"]),
+    rows = [[_code_in(s["label"]), ", ".join(str(c) for c in s["compiles_per_epoch"]),
              "<br>".join(f"{'dynamic' if dynamic else 'static'}: {', '.join(inputs)}"
                          for inputs, dynamic in zip(s["graphs"], s["dynamic"]))]
             for s in result["settings"]]

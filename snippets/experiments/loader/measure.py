@@ -94,20 +94,17 @@ def question_loaders(x: torch.Tensor, y: torch.Tensor) -> dict[str, Iterable]:
 
 
 def sliced_batches(x: torch.Tensor, y: torch.Tensor, batch_size: int) -> Iterator[tuple]:
-    """Sequential batches as slices (views) of the tensors."""
-    for start in range(0, len(x), batch_size):
-        end = start + batch_size
-        yield x[start:end], y[start:end]
+    """Sequential batches as views of the tensors, all made in one call each (``x.split(batch_size)``)."""
+    yield from zip(x.split(batch_size), y.split(batch_size))
 
 
 def shuffled_batches(x: torch.Tensor, y: torch.Tensor, batch_size: int,
                      generator: torch.Generator) -> Iterator[tuple]:
-    """Shuffled batches with DataLoader's random draws and one index per batch."""
+    """Shuffled batches as the page's two lines of torch make them — one gather of the whole epoch, then views of
+    it (``x[perm].split(batch_size)``) — with DataLoader's random draws, so that the batches are DataLoader's."""
     torch.empty((), dtype=torch.int64).random_(generator=generator)  # DataLoader's base seed
     permutation = torch.randperm(len(x), generator=generator).to(x.device)
-    for start in range(0, len(x), batch_size):
-        index = permutation[start:start + batch_size]
-        yield x.index_select(0, index), y.index_select(0, index)
+    yield from zip(x[permutation].split(batch_size), y[permutation].split(batch_size))
     torch.randperm(len(x), generator=generator)  # RandomSampler's second permutation
 
 

@@ -17,10 +17,6 @@ from .derive import at_step, losses_at
 # ---- 1. step arithmetic ----------------------------------------------------------------------------------------
 
 
-def _batch_row(result: Result, batch_size: int) -> dict:
-    return next(row for row in result["rows"] if row["batch_size"] == batch_size)
-
-
 @check("for every batch size, with and without drop_last, the formula, steps_per_epoch, len(loader) and the number "
        "of batches a real DataLoader yielded are one number")
 def counts_agree(result: Result) -> tuple[bool, dict]:
@@ -28,15 +24,6 @@ def counts_agree(result: Result) -> tuple[bool, dict]:
                 if not row[kind]["formula"] == row[kind]["recipe"] == row[kind]["len_loader"]
                 == row[kind]["batches_yielded"]]
     return bool(result["rows"]) and not disagree, {"batch_sizes": len(result["rows"]), "disagree": disagree}
-
-
-@check("at batch 512 an epoch holds one step more than N // 512, and its last batch holds the N − 512·⌊N/512⌋ "
-       "leftover samples")
-def short_last_batch_is_a_step(result: Result) -> tuple[bool, dict]:
-    n, keep, q = result["n_samples"], _batch_row(result, 512)["keep"], result["question"]
-    return (keep["len_loader"] == q["answer_per_epoch"] + 1 and keep["last_batch"] == n - 512 * (n // 512),
-            {"per_epoch": keep["len_loader"], "answer_per_epoch": q["answer_per_epoch"],
-             "last_batch": keep["last_batch"]})
 
 
 # ---- 2. curves -------------------------------------------------------------------------------------------------
@@ -140,13 +127,6 @@ def plain_mean_is_off(result: Result) -> tuple[bool, dict]:
     worst = max(result["rows"], key=lambda r: abs(r["fixed_plain"] / r["true_end"] - 1))
     largest = abs(worst["fixed_plain"] / worst["true_end"] - 1)
     return largest > 1e-3, {"largest_pct": 100 * largest, "epoch": worst["epoch"]}
-
-
-@check("in every seed, the question's two models start from different weights")
-def starts_differ(result: Result) -> tuple[bool, dict]:
-    diffs = [r["start_max_abs_diff"] for r in result["rows"]]
-    return (bool(diffs) and all(d > 0 for d in diffs),
-            {"seeds": len(diffs), "min_diff": min(diffs), "max_diff": max(diffs)})
 
 
 @check("in every seed, the full batch ends above the small batch (from either start) at equal epochs by more than "

@@ -161,6 +161,13 @@ def question_pair(result: Result | dict, small: int = 512) -> dict:
     return across_starts(result, inner)[1]
 
 
+def last_batch_512(result: Result) -> dict:
+    """At batch 512, the steps an epoch holds (``len(loader)``), the answer's count and the short last batch."""
+    keep = next(row for row in result["rows"] if row["batch_size"] == 512)["keep"]
+    return {"per_epoch": keep["len_loader"], "answer_per_epoch": result["question"]["answer_per_epoch"],
+            "last_batch": keep["last_batch"]}
+
+
 def question_arithmetic(result: Result) -> dict:
     """The question's step counts, as arithmetic on its constants (N, the batch sizes, the epochs, the print
     interval): what ``step_arithmetic`` computes beside the counts a real DataLoader gives (``counts_agree`` checks
