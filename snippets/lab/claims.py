@@ -252,9 +252,10 @@ def release_verdict(outcome: Any) -> str:
 def on_releases(outcome: Check, by_release: list[tuple[Any, Any]]) -> str:
     """The claim's verdict on each recorded torch release of this machine, this build's among them, as a sentence
     of its tip: ``By torch release on this machine: 2.3.1 ✓, 2.9.1 ✗ ratio = 2.1, 2.13.0 ✓ (this build).``
-    Empty when no other release is recorded, or when every release gives this build's verdict (the Versions page
-    lists them all): a tip names releases only where they differ."""
-    if not by_release or all(isinstance(verdict, Check) and verdict.status == outcome.status
+    Empty when no other release is recorded, or when every release checked gives this build's verdict (the
+    Versions page lists them all, and those where it was not checked): a tip names releases only where they
+    differ."""
+    if not by_release or all(not isinstance(verdict, Check) or verdict.status == outcome.status
                              for _, verdict in by_release):
         return ""
     zh = i18n.language() == "zh"

@@ -437,7 +437,7 @@ def size_costs(result: Result) -> str:
                          "1 (baseline)" if ratio is None else ratio_cell(ratio)])
             if ratio is not None:
                 named.append((f"{name} ÷ TensorLoader, {order}, N = {c['n']:,}", ratio))
-    return (table(["order", "Loader", "N", "epoch", "time per sample (epoch / N)",
+    return (table(["order", "Loader", "N", "epoch time", "time per sample (epoch / N)",
                    "× TensorLoader at the same N (95% interval)"], rows, align="llrrrr")
             + "\n" + stamp_line(result) + warning(named))
 

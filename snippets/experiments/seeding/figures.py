@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from snippets.lab import render
+from snippets.lab.i18n import language, t
 from snippets.lab.cache import Result
 
 
@@ -44,12 +47,28 @@ def fits(result: Result) -> str:
     return render.svg(fig, result, alt="The question's two fitted curves, identical once both models start alike")
 
 
+def operation(label: str) -> str:
+    """An operation's label as a table or sentence shows it: its code as code, its words in the page's language
+    (``one epoch, shuffle=False`` reads "one epoch, `shuffle=False`"); the part after " — " is the row's note."""
+    label = label.split(" — ")[0]
+    comma = "，" if language() == "zh" else ", "
+    if match := re.fullmatch(r"(one epoch|epoch (\d+)), (.+)", label):
+        words = t("epoch {n}", n=match.group(2)) if match.group(2) else t("one epoch")
+        return f"{words}{comma}`{match.group(3)}`"
+    if match := re.fullmatch(r"(.+) forward, (train|eval) mode", label):
+        return f"`{match.group(1)}` " + t(f"forward, {match.group(2)} mode")
+    if match := re.fullmatch(r"(\w+) \(backward of (.+)\)", label):
+        return t("the backward of {code}", code=f"`{match.group(2)}`") + (f"（`{match.group(1)}`）" if language() == "zh"
+                                                                           else f" (`{match.group(1)}`)")
+    return f"`{label}`"
+
+
 def rng_consumers(result: Result) -> str:
     rows = []
     for row in result["rows"]:
         draws = row["int64_draws"]
         shown = str(draws) if draws is not None else "not a count of int64 draws"
-        rows.append([f"`{row['operation'].split(' — ')[0]}`" if "—" in row["operation"] else f"`{row['operation']}`",
+        rows.append([operation(row["operation"]),
                      "**yes**" if row["advances"] else "no", shown])
     return render.table(["operation", "advances the global RNG", "equivalent int64 draws"], rows, align="lcr")
 
@@ -65,7 +84,7 @@ def thread_count_effect(result: Result) -> str:
 
 def deterministic_operations(result: Result) -> str:
     runs = result["runs"]
-    rows = [[f"`{row['operation']}`", str(row["distinct_off"]),
+    rows = [[operation(row["operation"]), str(row["distinct_off"]),
              "raises" if row["raises_on"] else str(row["distinct_on"]),
              "—" if row["raises_on"] else f"{row['off_equal_to_on']} of {runs}"] for row in result["rows"]]
     return render.table(["operation (repeated indices)", f"distinct results in {runs} runs, flag off",

@@ -315,12 +315,12 @@ def distributed_shards(result: Result) -> str:
     world = result["world_size"]
     row = next(r for r in result["rows"] if not r["sampler_drop_last"])
     body = [[f"`shuffle=False`, N = {row['n_samples']:,}", "—",
-             *[", ".join(map(str, head)) + ", …" for head in row["per_rank_head"]], "—"]]
+             *["`" + ", ".join(map(str, head)) + ", …`" for head in row["per_rank_head"]], "—"]]
     for e in result["shuffled"]:
         used = e["permutation_of_epoch"]
         body.append([f"shuffled, {'with' if e['set_epoch'] else 'without'} `set_epoch`", e["epoch"],
-                     *[", ".join(map(str, head)) + ", …" for head in e["per_rank_head"]],
-                     f"seed + {used[0]}" if used else "none"])
+                     *["`" + ", ".join(map(str, head)) + ", …`" for head in e["per_rank_head"]],
+                     f"`seed + {used[0]}`" if used else "none"])
     headers = ["sampler", "epoch", *[f"rank {r}" for r in range(world)], "permutation dealt out"]
     return render.table(headers, body, align="lr" + "l" * world + "l")
 
