@@ -21,6 +21,11 @@ def _loss(value: float) -> str:
     return f"{value:.4f}" if value >= 1e-3 else f"{value:.2e}"
 
 
+def times(value: float) -> str:
+    """A ratio of losses at two significant figures (26×, 3.9×; 1,900× above 100): no more precise than they are."""
+    return f"{value:.2g}×" if value < 100 else f"{value:,.0f}×"
+
+
 def arithmetic(result: Result) -> str:
     n, epochs = result["n_samples"], result["epochs"]
     body = []
