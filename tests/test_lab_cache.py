@@ -283,10 +283,9 @@ def test_experiment_names_drop_the_package_prefix_and_measure(module, name):
 
     question_timing.__module__ = module
     assert cache.experiment_name(question_timing) == name
-    assert cache.experiment(timing=True)(question_timing) == cache.Experiment(question_timing, name, True, True)
+    assert cache.experiment(timing=True)(question_timing) == cache.Experiment(question_timing, name, True)
     assert cache.experiment()(question_timing).timing is False
-    assert cache.experiment()(question_timing).replicated is False, "only timings run in fresh processes"
-    assert cache.experiment(timing=True, fresh_processes=False)(question_timing).replicated is False
+    assert cache.experiment()(question_timing).timing is False, "only timings run in fresh processes"
 
 
 def test_cache_dir_is_the_projects_unless_told(monkeypatch, tmp_path):

@@ -87,13 +87,13 @@ PYTHON = platform.python_version()
 
 def test_fingerprint_on_the_cpu(no_cuda):
     assert fingerprint() == {"torch": torch.__version__, "device": "cpu", "device_name": f"CPU ({cpu_model()})",
-                             "cpu": cpu_model(), "threads": torch.get_num_threads(), "python": PYTHON,
+                             "cpu": cpu_model(), "threads": environment.EXPERIMENT_THREADS, "python": PYTHON,
                              "start_method": multiprocessing.get_start_method()}
 
 
 def test_fingerprint_on_cuda(fake_cuda):
     assert fingerprint() == {"torch": torch.__version__, "device": "cuda", "device_name": "Fake GPU 80GB",
-                             "cpu": cpu_model(), "threads": torch.get_num_threads(), "python": PYTHON,
+                             "cpu": cpu_model(), "threads": environment.EXPERIMENT_THREADS, "python": PYTHON,
                              "start_method": multiprocessing.get_start_method()}
     assert fake_cuda == [torch.device("cuda")]
 
@@ -156,7 +156,7 @@ def test_environment_rows(described):
         "Device used by experiments": f"CPU ({cpu_model()})",
         "CPU model": cpu_model(),
         "Logical CPUs (os.cpu_count)": "12",
-        "torch intra-op threads": str(torch.get_num_threads()),
+        "torch intra-op threads (torch's default here; every experiment runs with 1)": str(torch.get_num_threads()),
         "torch inter-op threads": str(torch.get_num_interop_threads()),
         "torch": torch.__version__,
         "torch CUDA build": "none (CPU build)",

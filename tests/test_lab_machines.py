@@ -215,7 +215,7 @@ def test_a_stale_recording_is_named_with_its_commit_and_left_out(lab, monkeypatc
 
 def test_timing_results_of_other_machines_are_drawn_in_tabs(lab, monkeypatch):
     _record(monkeypatch, lab, "gpu-h200", THERE, n=3)
-    _record(monkeypatch, lab, "cpu-1thread", {**HERE, "threads": 1}, n=3)
+    _record(monkeypatch, lab, "cpu-1thread", {**HERE, "cpu": "small", "device_name": "CPU (small)", "threads": 1}, n=3)
     here = cache.run(lab.speed, n=3)
     shown = machines.compare(here, [lambda r: f"| ratio |\n|---|\n| {r['ratio']} × {r.fingerprint['threads']} |"])
     assert shown.startswith('\n<details class="abstract pitfalls-machines"><summary>'
@@ -258,7 +258,7 @@ def ratio_check(monkeypatch):
 def test_a_claim_says_on_which_machines_it_holds_and_fails_there_without_failing_the_build(lab, monkeypatch,
                                                                                             ratio_check):
     _record(monkeypatch, lab, "small", THERE, n=2)
-    _record(monkeypatch, lab, "big", {**THERE, "threads": 64}, n=5)
+    _record(monkeypatch, lab, "big", {**THERE, "cpu": "big", "threads": 64}, n=5)
     here = cache.run(lab.speed, n=5)
     text = say(ratio_check(here), "The ratio is {ratio:.0f}")
     assert text.startswith('<span class="pitfalls-claim" tabindex="0"') and "The ratio is 5</span>" in text

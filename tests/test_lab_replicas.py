@@ -45,6 +45,26 @@ def timed_package(tmp_path, monkeypatch):
         @experiment(timing=True)
         def broken() -> dict:
             raise ValueError("no good")
+
+
+        def _untimed() -> dict:
+            import time
+
+            import torch
+
+            start = time.time()
+            time.sleep(1.0)
+            return {"threads": torch.get_num_threads(), "pid": os.getpid(), "start": start, "end": time.time()}
+
+
+        @experiment()
+        def untimed_a() -> dict:
+            return _untimed()
+
+
+        @experiment()
+        def untimed_b() -> dict:
+            return _untimed()
     """))
     monkeypatch.syspath_prepend(str(root))
     for name in [n for n in sys.modules if n.startswith("replicatestpkg")]:
@@ -183,6 +203,37 @@ def test_nothing_is_prefetched_with_one_process_or_in_a_frozen_build(monkeypatch
     assert cache.prefetch() == []
 
 
+def test_prefetch_runs_the_experiments_that_time_nothing_side_by_side_with_one_thread_each(monkeypatch,
+                                                                                           timed_package):
+    """After the timing pass, the other experiments run at the same time in worker processes, one per core, each
+    with one intra-op thread; a page then finds them measured by this build."""
+    import torch
+
+    monkeypatch.setattr(replicas, "cores", lambda: 2)
+    monkeypatch.setattr(cache, "page_experiments", lambda: [timed_package.untimed_a, timed_package.untimed_b])
+    threads = torch.get_num_threads()
+    assert cache.prefetch() == ["replicatestpkg.exp.untimed_a", "replicatestpkg.exp.untimed_b"]
+    a, b = (cache.run(exp) for exp in (timed_package.untimed_a, timed_package.untimed_b))
+    assert not a.cached and not b.cached, "measured by this build, before its page"
+    assert len({a.value["pid"], b.value["pid"], os.getpid()}) == 3, "two worker processes, neither the build's"
+    assert a.value["start"] < b.value["end"] and b.value["start"] < a.value["end"], "they ran at the same time"
+    assert a.value["threads"] == b.value["threads"] == environment.EXPERIMENT_THREADS == 1
+    assert torch.get_num_threads() == threads
+
+
+def test_an_experiment_run_in_the_build_runs_with_one_thread_and_gives_the_threads_back(monkeypatch, timed_package):
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        result = cache.run(timed_package.untimed_a)
+        assert result.value["threads"] == 1 and result.value["pid"] == os.getpid()
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_the_page_experiments_are_every_pages(monkeypatch):
     names = {exp.name for exp in cache.page_experiments()}
     assert {"loader.question_timing", "loader.breakdown", "steps.step_cost", "steps.curves",
@@ -201,5 +252,5 @@ def test_the_build_prefetches_what_its_pages_ask_for(tmp_path):
     # parameters of its own (n=5): measured by its page, not prefetched with the defaults
     assert mkdocs_hook.asked_for(str(tmp_path)) == {"loader.question_timing", "steps.step_cost"}
     asked = mkdocs_hook.asked_for(str(ROOT / "docs"))
-    replicated = {exp.name for exp in cache.page_experiments() if exp.replicated}
+    replicated = {exp.name for exp in cache.page_experiments() if exp.timing}
     assert replicated <= asked, f"timing experiments no page asks for with its defaults: {replicated - asked}"

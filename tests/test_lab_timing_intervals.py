@@ -90,11 +90,30 @@ def _fake_measure(medians):
 # ---- contention: other programs holding the machine while something is timed ---------------------------------
 
 
-def test_contention_is_the_share_of_the_machine_other_programs_used():
-    # 4 s of a 2-core machine = 800 ticks; the machine was busy for 500 of them, 300 of which were ours.
-    assert timing.contention((0.0, 1000, 5000, 40), (2.0, 1500, 5800, 340)) == pytest.approx(200 / 800)
+def _snapshots(seconds: float, machine_cores: float, own_cores: float, other_cores: float) -> tuple[tuple, tuple]:
+    """Two cpu_snapshot()s ``seconds`` apart on a machine of ``machine_cores``, this work using ``own_cores`` and
+    other programs ``other_cores`` meanwhile."""
+    span = seconds * timing._TICK
+    busy = round((own_cores + other_cores) * span)
+    return (0.0, 0, 0, 0), (seconds, busy, round(machine_cores * span), round(own_cores * span))
+
+
+@pytest.mark.parametrize("machine, own, others, taken", [
+    (2, 1.0, 0.0, 0.0),          # quiet
+    (2, 1.0, 1.0, 0.0),          # one busy program: the other core is free, one-thread work loses nothing
+    (2, 2 / 3, 4 / 3, 1 / 3),    # two busy programs: three threads on two cores, a third of its core taken
+    (1, 0.5, 0.5, 0.5),          # one core, shared half and half
+    (2, 1.5, 0.5, 0.25),         # work on two cores: half a core of its two taken
+    (4, 1.0, 3.0, 0.0),          # three busy programs on four cores leave its core alone
+    (2, 0.0, 2.0, 1.0),          # nothing of its own ran: its core was wholly taken
+])
+def test_contention_is_the_share_of_its_cores_other_programs_took(machine, own, others, taken):
+    assert timing.contention(*_snapshots(2.0, machine, own, others)) == pytest.approx(taken, abs=0.01)
+
+
+def test_contention_stays_between_none_and_all():
     assert timing.contention((0.0, 0, 0, 0), (1.0, 10, 100, 50)) == 0.0, "never below zero (tick rounding)"
-    assert timing.contention((0.0, 0, 0, 0), (1.0, 300, 100, 0)) == 1.0, "never above the whole machine"
+    assert timing.contention((0.0, 0, 0, 0), (1.0, 3 * timing._TICK, timing._TICK, 0)) == 1.0, "never above all"
 
 
 @pytest.mark.parametrize("before, after", [(None, (1.0, 1, 1, 1)), ((0.0, 1, 1, 1), None),
@@ -254,10 +273,12 @@ def test_the_home_page_states_the_noise_rules_the_lab_applies():
 
 def test_contention_boundaries():
     # a window of exactly MIN_WINDOW_S is long enough; the window is a difference of times, not a sum
-    assert timing.contention((0.0, 0, 0, 0), (timing.MIN_WINDOW_S, 50, 100, 0)) == pytest.approx(0.5)
-    assert timing.contention((100.0, 0, 0, 0), (100.1, 50, 100, 0)) is None
-    # one tick counted is enough to tell
-    assert timing.contention((0.0, 0, 0, 0), (1.0, 1, 1, 0)) == 1.0
+    assert timing.contention(*_snapshots(timing.MIN_WINDOW_S, 1, 0.5, 0.5)) == pytest.approx(0.5, abs=0.05)
+    later = tuple((100.0 + a, *rest) for a, *rest in _snapshots(0.1, 1, 0.5, 0.5))
+    assert timing.contention(*later) is None
+    # a core used a quarter of the time or less is not one the work needed
+    assert timing.contention(*_snapshots(2.0, 2, 1.25, 0.75)) == 0.0
+    assert timing.contention(*_snapshots(2.0, 2, 1.3, 0.7)) == pytest.approx(0.35, abs=0.01)
 
 
 class _Snapshots:
@@ -304,9 +325,9 @@ def test_interleaved_judges_rounds_too_short_to_tell_by_the_whole_run(monkeypatc
     state = {"now": 0.0, "ticks": 0, "others": 0}
 
     def snapshot():  # each call 0.05 s later: every round is too short, the whole run is not
-        state["now"] += 0.05
+        state["now"] += 0.05  # two cores (10 ticks in 0.05 s), other programs on 1.2 of them: 0.2 of this one
         state["ticks"] += 10
-        state["others"] += 2
+        state["others"] += 6
         return state["now"], state["others"], state["ticks"], 0
 
     monkeypatch.setattr(timing, "cpu_snapshot", snapshot)

@@ -78,4 +78,4 @@ def test_a_busy_machine_shows_a_warning_or_an_interval_containing_the_quiet_valu
     # holding the machine, whatever the spread looked like.
     if timing.cpu_snapshot() is not None and len(loops) / (os.cpu_count() or 1) > 2 * timing.CONTENTION_LIMIT:
         assert timing.contended(busy["contention"]), f"busy loops beside the timing went unseen: {busy}"
-        assert warning and "other programs used" in warning
+        assert warning and "other programs took" in warning

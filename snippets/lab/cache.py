@@ -35,23 +35,21 @@ class ExperimentError(RuntimeError):
 class Experiment:
     func: Callable[..., dict]
     name: str
+    # Depends on wall-clock time: measured in several fresh processes (``replicas``), alone on the machine, its
+    # intervals from the spread between them.
     timing: bool
-    # Measured in several fresh processes (``replicas``), its intervals from the spread between them.
-    replicated: bool = False
 
     def __call__(self, **params: Any) -> dict:
         return self.func(**params)
 
 
-def experiment(*, timing: bool = False, fresh_processes: bool | None = None) -> Callable[[Callable[..., dict]], Experiment]:
+def experiment(*, timing: bool = False) -> Callable[[Callable[..., dict]], Experiment]:
     """Mark a function as an experiment. ``timing=True`` marks results that depend on wall-clock time; those are
-    measured in several fresh processes (``replicas``) unless ``fresh_processes=False`` (a result that prints no
-    interval of a time)."""
+    measured in several fresh processes (``replicas``), alone on the machine."""
 
     def wrap(func: Callable[..., dict]) -> Experiment:
         code.remember_source(func.__module__)
-        replicated = timing if fresh_processes is None else fresh_processes
-        return Experiment(func=func, name=experiment_name(func), timing=timing, replicated=replicated)
+        return Experiment(func=func, name=experiment_name(func), timing=timing)
 
     return wrap
 
@@ -140,7 +138,7 @@ def cache_key(exp: Experiment, params: dict, fp: dict) -> str:
             "params": params,
             "fingerprint": fp,
             # how many fresh processes measured it: a result of one process is not one of five
-            **({"processes": replicas.processes()} if exp.replicated else {}),
+            **({"processes": replicas.processes()} if exp.timing else {}),
         },
         sort_keys=True,
         default=repr,
@@ -250,8 +248,11 @@ def run(exp: Experiment, /, **params: Any) -> Result:
     log.info("pitfalls: running %s(%s)", exp.name, shown)
     start = time.perf_counter()
     try:
-        value = (replicas.measure(exp, params, source_digest(exp.func), fp) if exp.replicated
-                 else exp.func(**params))
+        if exp.timing:
+            value = replicas.measure(exp, params, source_digest(exp.func), fp)
+        else:
+            with environment.experiment_threads():
+                value = exp.func(**params)
     except Exception as error:
         raise ExperimentError(
             f"{_where()}experiment {exp.name}({shown}) raised {type(error).__name__}: {error}"
@@ -321,33 +322,40 @@ def page_experiments() -> list[Experiment]:
 
 
 def prefetch(names: set[str] | None = None) -> list[str]:
-    """Measure, before any page asks, every timing experiment measured in separate processes (of those called
-    ``names``, when given: the ones the build's pages ask for) that this build would measure with its default
-    parameters (not in the cache, or refreshed; not carried over by ``make record``),
-    all in one pass in which the processes take turns (``replicas.measure_many``): each experiment's processes are
-    then spread over the whole pass instead of running back to back. A page's ``run`` then finds the result in
-    the cache, marked as measured by this build. An experiment that fails here is left to its page, which reports
-    it. Returns the names measured. Nothing happens in a frozen build, or with one process."""
-    if store.frozen() or store.deferred() or replicas.processes() == 1:
+    """Measure, before any page asks, every experiment of the pages' (of those called ``names``, when given: the
+    ones the build's pages ask for) that this build would measure with its default parameters (not in the cache, or
+    refreshed; not carried over by ``make record``). First the timing experiments, alone on the machine, in one
+    pass in which their processes take turns (``replicas.measure_many``): each experiment's processes are then
+    spread over the whole pass instead of running back to back. Then the others, side by side, one per core
+    (``replicas.side_by_side``). A page's ``run`` then finds each result in the cache, marked as measured by this
+    build. An experiment that fails here is left to its page, which reports it. Returns the names measured.
+    Nothing happens in a frozen build or while ``make serve`` shows recordings; with one process, the timing
+    experiments are left to their pages."""
+    if store.frozen() or store.deferred():
         return []
     build = context.current()
     fp = environment.fingerprint()
     recording = store.writer(find_experiment)
-    todo = []
+    timed, others = [], []
     for exp in page_experiments():
-        if not exp.replicated or (names is not None and exp.name not in names):
+        if names is not None and exp.name not in names:
             continue
         params = _bind(exp, {})
         key = cache_key(exp, params, fp)
         entry, _, refresh = _known(exp, params, key, recording)
-        if entry is None:
-            todo.append((exp, params, key, refresh))
-    if not todo:
-        return []
-    log.info("pitfalls: measuring %d timing experiments, the processes taking turns", len(todo))
-    measured = replicas.measure_many([(exp, params, source_digest(exp.func)) for exp, params, _, _ in todo], fp)
+        if entry is None and not (exp.timing and replicas.processes() == 1):
+            (timed if exp.timing else others).append((exp, params, key, refresh))
+    measured = []
+    if timed:
+        log.info("pitfalls: measuring %d timing experiments, the processes taking turns", len(timed))
+        measured += zip(timed, replicas.measure_many([(exp, params, source_digest(exp.func))
+                                                      for exp, params, _, _ in timed], fp))
+    if others:
+        expected = _expected_seconds([(exp, params) for exp, params, _, _ in others])
+        measured += zip(others, replicas.side_by_side([(exp, params, source_digest(exp.func))
+                                                       for exp, params, _, _ in others], fp, expected))
     done = []
-    for (exp, params, key, refresh), (value, elapsed) in zip(todo, measured):
+    for (exp, params, key, refresh), (value, elapsed) in measured:
         if isinstance(value, Exception):
             log.info("pitfalls: %s could not be measured before the pages (%s); its page measures it", exp.name, value)
             continue
@@ -356,3 +364,13 @@ def prefetch(names: set[str] | None = None) -> list[str]:
         build.measured_before_pages.add(key)
         done.append(exp.name)
     return done
+
+
+def _expected_seconds(wanted: list[tuple[Experiment, dict]]) -> list[float]:
+    """How long each experiment took on the leading recorded machine (0 where it is not recorded): the longest are
+    started first, so that the cores finish together."""
+    try:
+        lead = store.primary(find_experiment)
+    except store.ArchiveError:
+        return [0.0] * len(wanted)
+    return [float((lead.entry(exp.name, params) or {}).get("elapsed_s", 0.0)) for exp, params in wanted]

@@ -5,10 +5,12 @@ The device is chosen here and only here (CUDA when present, else CPU; ``PITFALLS
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import platform
 import sys
+from collections.abc import Iterator
 from datetime import datetime, timezone
 
 import torch
@@ -52,6 +54,24 @@ def start_method() -> str:
     return multiprocessing.get_context().get_start_method()
 
 
+# Every experiment runs with one intra-op thread (``experiment_threads``). Where other programs hold cores, an
+# operation split over all of them waits for the core another program holds and can run many times slower than
+# alone; one thread is slowed only in proportion to the CPU the others take. The build uses the cores by running
+# experiments side by side instead (``cache.prefetch``). An experiment that studies threads sets its own.
+EXPERIMENT_THREADS = 1
+
+
+@contextlib.contextmanager
+def experiment_threads() -> Iterator[None]:
+    """Run the block with ``EXPERIMENT_THREADS`` intra-op threads, restoring the caller's count afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(EXPERIMENT_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def fingerprint() -> dict[str, str | int]:
     """What makes a measurement machine-specific. Part of every cache key and every timing stamp.
 
@@ -63,7 +83,7 @@ def fingerprint() -> dict[str, str | int]:
         "device": str(device.type),
         "device_name": device_name(device),
         "cpu": cpu_model(),
-        "threads": torch.get_num_threads(),
+        "threads": EXPERIMENT_THREADS,
         "python": platform.python_version(),
         "start_method": start_method(),
     }
@@ -92,7 +112,8 @@ def describe() -> list[tuple[str, str]]:
         ("Device used by experiments", device_name(device)),
         ("CPU model", cpu_model()),
         ("Logical CPUs (os.cpu_count)", str(os.cpu_count())),
-        ("torch intra-op threads", str(torch.get_num_threads())),
+        ("torch intra-op threads (torch's default here; every experiment runs with "
+         f"{EXPERIMENT_THREADS})", str(torch.get_num_threads())),
         ("torch inter-op threads", str(torch.get_num_interop_threads())),
         ("torch", torch.__version__),
         ("torch CUDA build", str(torch.version.cuda or "none (CPU build)")),

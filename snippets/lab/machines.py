@@ -67,7 +67,9 @@ def primary() -> Recording:
 
 # The fingerprint's fields that name the software, not the machine: recordings that differ in these alone are
 # *releases* of one machine (``make record-release``), shown on the Versions page, not as machines of their own.
-SOFTWARE = ("torch", "python", "start_method")
+# The thread count experiments run with is the project's setting (``environment.EXPERIMENT_THREADS``), not the
+# machine's.
+SOFTWARE = ("torch", "python", "start_method", "threads")
 
 
 def hardware(fingerprint: dict) -> tuple:

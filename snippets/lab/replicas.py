@@ -6,7 +6,8 @@ once in each of ``processes()`` worker processes, started from this interpreter 
 and reused, one after another, for every timing experiment of the build (pyperf, unlike this, starts a new
 process for every run); the results are joined by
 ``timing.pooled``, and every ratio's interval is computed from the spread between the processes
-(``timing.ratio``). The workers run nothing at the same time: one measures while the others wait.
+(``timing.ratio``). While they time, the workers run nothing at the same time: one measures while the others
+wait. Experiments that time nothing then run in the same workers side by side, one per core (``side_by_side``).
 
 A worker refuses to run code other than the build's: it checks that the experiment it imported has the digest
 the build computed (``code.reach``), and is restarted when it does not (the page being served was edited).
@@ -146,7 +147,10 @@ def measure(exp: Any, params: dict, digest: str, fingerprint: dict) -> dict:
     result's ``processes`` says how many. ``digest`` and ``fingerprint`` are the build's: a worker whose code or
     environment differs is restarted once, then refused."""
     if processes() == 1:
-        value = exp.func(**params)
+        from .environment import experiment_threads
+
+        with experiment_threads():
+            value = exp.func(**params)
         if isinstance(value, dict):
             value = {**value, "processes": 1}
         return value
@@ -192,6 +196,52 @@ def measure_many(wanted: list[tuple[Any, dict, str]], fingerprint: dict) -> list
     return out
 
 
+MAX_SIDE_BY_SIDE = 4  # each worker holds its own torch (and, on a GPU, its own CUDA context)
+
+
+def cores() -> int:
+    """How many experiments that time nothing run at once: one per core this process may use, at most
+    ``MAX_SIDE_BY_SIDE``."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(usable, MAX_SIDE_BY_SIDE))
+
+
+def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
+                 expected: list[float]) -> list[tuple[dict | Exception, float]]:
+    """Experiments ``(exp, params, digest)`` that time nothing, each run once in a worker process, ``cores()`` of them
+    at a time (each with one thread: ``environment.experiment_threads``), the longest ``expected`` first. Returns,
+    in the order given, each value (or the error that stopped it) and the seconds it took."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+    from queue import SimpleQueue
+
+    count = cores()
+    free: SimpleQueue[int] = SimpleQueue()
+    for index in range(count):
+        _worker(index)  # started here, one by one, not by the threads at once
+        free.put(index)
+    log.info("pitfalls: running %d experiments side by side, %d at a time", len(wanted), count)
+
+    def one(item: tuple[Any, dict, str]) -> tuple[dict | Exception, float]:
+        exp, params, digest = item
+        index = free.get()
+        start = time.perf_counter()
+        try:
+            value: dict | Exception = _ask(index, count, _request(exp, params, digest), fingerprint)
+        except ReplicaError as error:
+            value = error
+        finally:
+            free.put(index)
+        elapsed = time.perf_counter() - start
+        log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
+        return value, elapsed
+
+    order = sorted(range(len(wanted)), key=lambda i: -expected[i])
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        futures = {i: pool.submit(one, wanted[i]) for i in order}
+    return [futures[i].result() for i in range(len(wanted))]
+
+
 def serve() -> None:
     """The worker's loop: one request per line on stdin, one reply per line on the real stdout (anything the
     experiment prints goes to stderr, the build's log)."""
@@ -216,7 +266,8 @@ def serve() -> None:
             if digest != request["digest"]:
                 reply: dict = {"stale": f"digest {digest[:12]}, the build's {request['digest'][:12]}"}
             else:
-                value = json.loads(json.dumps(exp.func(**request["params"])))
+                with environment.experiment_threads():
+                    value = json.loads(json.dumps(exp.func(**request["params"])))
                 reply = {"value": value, "fingerprint": environment.fingerprint(), "pid": os.getpid()}
         except Exception as error:  # noqa: BLE001 - reported to the build, which names the experiment
             reply = {"error": f"{type(error).__name__}: {error}"}

@@ -25,7 +25,7 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
     its block size known, as in the later rounds of ``interleaved``), there is no warm-up call. The garbage
     collector is on, as in a training loop. Returns ``median``, ``mean`` (what a total is computed from), ``iqr``,
     ``min``, ``max`` over the blocks, ``blocks`` and ``runs``, and ``samples`` (the blocks' times, at most ``MAX_SAMPLES`` of
-    them, for bootstrap intervals), and ``contention``: the share of the machine's CPU time other programs used
+    them, for bootstrap intervals), and ``contention``: the share of the cores it needed that other programs took
     meanwhile (``contention``; None where it cannot be read). On CUDA every call is followed by
     ``torch.cuda.synchronize``.
     """
@@ -73,12 +73,13 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Contention: how much of the machine other programs took while something was timed. A busy machine does not
-# only add noise: it changes what is measured (an operation split over all cores waits for the core another
-# program holds; a single-threaded one does not), so a busy measurement can be tight and still wrong. Its
-# rounds are left out when quiet ones can be had, and what is left busy is said to be.
+# Contention: how much of the CPU the timed work needed other programs took while it was timed. A busy machine does
+# not only add noise: work split over several cores waits for the core another program holds, so a busy measurement
+# can be tight and still wrong. Work on one core (every experiment runs with one intra-op thread) loses only what
+# other programs take of *its* core: on two cores, one busy program takes nothing from it. Contended rounds are
+# left out when quiet ones can be had, and what is left contended is said to be.
 
-# A measurement is *contended* when other programs used more than this share of the machine's CPU time.
+# A measurement is *contended* when other programs took more than this share of the cores it needed.
 CONTENTION_LIMIT = 0.10
 # Windows shorter than this are too short for the kernel's 10 ms accounting ticks to tell (see contention()).
 MIN_WINDOW_S = 0.25
@@ -117,18 +118,26 @@ def cpu_snapshot() -> tuple[float, int, int, int] | None:
 
 
 def contention(before: tuple | None, after: tuple | None) -> float | None:
-    """The share of the machine's CPU time that other programs used between two ``cpu_snapshot()``s.
+    """The share of the cores the timed work needed that other programs took, between two ``cpu_snapshot()``s.
 
-    Counts what this process and its children did not use (steal time, on a virtual machine, counts as used by
-    others). None when the snapshots are missing or the window is shorter than ``MIN_WINDOW_S``.
+    On a machine of n cores (its total ticks over the window), work that kept k cores busy (its own CPU time,
+    rounded up, at least 1) leaves n − k to other programs; what they used beyond that came out of its cores, and
+    that over k is returned: on two cores, one busy program beside one-thread work gives 0, two give about 1/3.
+    Steal time, on a virtual machine, counts as used by others. None when the snapshots are missing or the window
+    is shorter than ``MIN_WINDOW_S``.
     """
     if before is None or after is None or after[0] - before[0] < MIN_WINDOW_S:
         return None
     total = after[2] - before[2]
     if total <= 0:
         return None
-    others = (after[1] - before[1]) - (after[3] - before[3])
-    return min(1.0, max(0.0, others / total))
+    span = (after[0] - before[0]) * _TICK  # one core's ticks over the window
+    own = max(0, after[3] - before[3])
+    others = max(0, (after[1] - before[1]) - own)
+    cores = max(1, round(total / span))
+    needed = min(cores, max(1, math.ceil(own / span - 0.25)))  # a core used less than a quarter of the time is not kept
+    taken = max(0.0, others / span - (cores - needed))
+    return min(1.0, taken / needed)
 
 
 def contended(value: float | None) -> bool:

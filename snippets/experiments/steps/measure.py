@@ -178,7 +178,7 @@ def step_arithmetic(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (
 
 
 
-@experiment(timing=True, fresh_processes=False)  # its times are drawn, never compared with an interval
+@experiment()
 def curves(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 2048, 10_000), epochs: int = 20,
            min_steps: int = 400, orders: tuple[str, ...] = ("sequential", "shuffled"), lr: float = LR,
            seed: int = SEED, shuffle_seed: int = 0, equal_steps: tuple[int, ...] = (20, 100, 400),
@@ -208,7 +208,7 @@ def curves(n_samples: int = N_SAMPLES, batch_sizes: tuple[int, ...] = (64, 512, 
                     predict_index=predict_index)
         runs.append({"order": order, "batch_size": batch_size, "steps_per_epoch": per_epoch, "epochs": run_epochs,
                      "shared": False, "records": out["records"], "steps": out["steps"],
-                     "samples": out["samples"], "seconds": out["seconds"], "epoch_seconds": out["epoch_seconds"],
+                     "samples": out["samples"],
                      "predictions": {step: drawn_only(values) for step, values in out["predictions"].items()}})
     _share_full_batch(runs, orders, n_samples)
     others = []
