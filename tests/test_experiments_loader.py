@@ -185,7 +185,7 @@ def test_tables_show_each_ratio_with_its_interval_and_note_only_a_busy_one():
     busy["rows"][4]["contention"] = 0.5  # TensorLoader timed while another program held half the machine
     text = figures.question_timing(_synthetic(busy, "question_timing"))
     assert "Measured while the machine was busy or unsteady</summary>" in text and "\n<details class=\"warning" in text
-    assert "<li>TensorLoader ÷ direct: " in text and "other programs took 50% of the CPU it needed" in text
+    assert "<li>TensorLoader ÷ direct: " in text and "other programs took 50% of the CPU time it needed" in text
     assert "<li>DataLoader ÷ direct" not in text, "the quiet ratios are not named"
     assert "REFRESH=timing" not in text, "no build command in the page's text"
 
@@ -215,7 +215,7 @@ def test_a_summary_quoting_noisy_numbers_carries_the_warning_too():
     busy["rows"][-1]["timings"]["step"]["contention"] = 0.5
     text = figures.summary_warning(question, steps=_synthetic(busy, "step_share"))
     assert "<li>DataLoader per batch, MLP 784→512→512→10, cross-entropy: share of the loader and step time: " in text
-    assert "other programs took 50% of the CPU it needed" in text
+    assert "other programs took 50% of the CPU time it needed" in text
     shown = render.percent_interval(derive.loader_share(busy, busy["rows"][-1], "DataLoader"))
     assert f": {shown} — other programs" in text, "the number reads as in its table"
 

@@ -592,7 +592,7 @@ def test_the_noise_warning_is_written_once_in_chinese_with_nothing_translated_tw
     shown = render.noise_warning([("DataLoader ÷ direct", interval)])
     assert context.current().twice == {} and context.current().missing == {}, (context.current().twice,
                                                                              context.current().missing)
-    assert "其他程序占去了它所需 CPU 的 40%；机器的速度发生了漂移" in shown and "——" in shown, shown
+    assert "其他程序占用了它所需 CPU 时间的 40%；机器的速度发生了漂移" in shown and "——" in shown, shown
     assert "DataLoader ÷ 直接循环：" in shown, shown
     stage = render.noise_warning([("the rest: freeing the N samples, DataLoader's __next__ bookkeeping, the clock's "
                                    "own reads", {**interval, "value": 0.1, "low": 0.05, "high": 0.15}, True)])

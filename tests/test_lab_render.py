@@ -445,9 +445,9 @@ def test_outside_a_page_the_note_names_each_busy_value_once():
                                  ("quiet", {"value": 3.0, "low": 2.0, "high": 4.0, "contention": 0.1})])
     assert text.startswith('<details class="warning pitfalls-conditions"><summary>'
                            "Measured while the machine was busy or unsteady</summary>") and text.endswith("</details>")
-    assert "other programs took up to 46% of the CPU they needed" in text
+    assert "other programs took up to 46% of the CPU time the measurements needed" in text
     assert "(up to 1.8×)" in text, "1 / (1 − 0.456) = 1.84: the largest widening of the values it names"
-    assert "<li>busy <code>__getitem__</code>: 3× (2–4) — other programs took 46% of the CPU it needed</li>" in text
+    assert "<li>busy <code>__getitem__</code>: 3× (2–4) — other programs took 46% of the CPU time it needed</li>" in text
     assert "<li>drifted: 3× (2–4) — the machine's speed drifted</li>" in text
     assert "DataLoader / direct" not in text and "quiet" not in text and "share" not in text, "only busy values"
     assert render.noise_warning([("wide", {"value": 7.73, "low": 5.0, "high": 11.0})]) == ""
@@ -579,8 +579,8 @@ def test_a_share_is_written_in_percent_with_or_without_an_interval():
 def test_a_noisy_share_is_named_in_percent_and_a_ratio_as_a_ratio():
     busy = {"value": 0.5, "low": 0.3, "high": 0.7, "contention": 0.3}
     text = render.noise_warning([("per-sample share of the epoch", busy, True), ("DataLoader ÷ direct", busy)])
-    assert "<li>per-sample share of the epoch: 50% (30–70) — other programs took 30% of the CPU it needed</li>" in text
-    assert "<li>DataLoader ÷ direct: 0.5× (0.3–0.7) — other programs took 30% of the CPU it needed</li>" in text
+    assert "<li>per-sample share of the epoch: 50% (30–70) — other programs took 30% of the CPU time it needed</li>" in text
+    assert "<li>DataLoader ÷ direct: 0.5× (0.3–0.7) — other programs took 30% of the CPU time it needed</li>" in text
 
 
 def test_a_shares_interval_stays_between_0_and_100_percent():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import math
 import statistics
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -35,7 +36,7 @@ def fake(monkeypatch):
     state = SimpleNamespace(per_call=[], numbers=[], timers=[], clock=clock, call_fn=True)
 
     class FakeTimer:
-        def __init__(self, stmt, globals, num_threads, setup="pass"):  # noqa: A002 - the real Timer's parameter names
+        def __init__(self, stmt, globals, num_threads, setup="pass", timer=None):  # noqa: A002 - the real Timer's names
             self.stmt, self.globals, self.num_threads, self.setup = stmt, globals, num_threads, setup
             state.timers.append(self)
 
@@ -49,7 +50,8 @@ def fake(monkeypatch):
             return per_call * number
 
     monkeypatch.setattr(timing, "benchmark", SimpleNamespace(Timer=FakeTimer))
-    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter, thread_time=clock.perf_counter,
+                                                      get_clock_info=time.get_clock_info))
     return state
 
 
@@ -318,10 +320,10 @@ def scripted_measure(monkeypatch):
     calls: list = []
     clock = Clock()
 
-    def fake_reference(work, number=None):
+    def fake_reference(work, number=None, timer=None):
         return (script["ref"].pop(0) if script.get("ref") else 1.0), 5
 
-    def fake_measure(fn, *, repeats, min_run_time, block_time, device, number=None):
+    def fake_measure(fn, *, repeats, min_run_time, block_time, device, number=None, kind="cpu"):
         name = fn()
         calls.append((name, repeats, min_run_time, block_time, device))
         numbers.append((name, number))
@@ -334,7 +336,8 @@ def scripted_measure(monkeypatch):
 
     monkeypatch.setattr(timing, "measure", fake_measure)
     monkeypatch.setattr(timing, "time_reference", fake_reference)
-    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter, thread_time=clock.perf_counter,
+                                                      get_clock_info=time.get_clock_info))
     monkeypatch.setattr(timing, "cpu_snapshot", lambda: None)  # contention unknown (tested with its own fakes)
     return SimpleNamespace(script=script, calls=calls, numbers=numbers)
 
@@ -426,7 +429,8 @@ def test_the_reference_is_timed_in_blocks_sized_once_and_reports_the_fastest(mon
         calls.append(gc.isenabled())
         clock.now += 1e-3 if len(calls) in slow else 1e-4
 
-    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter, thread_time=clock.perf_counter,
+                                                      get_clock_info=time.get_clock_info))
     seconds, number = timing.time_reference(work)
     # a warm-up call, three calls to size the block (2 ms of 0.1 ms calls: 20), five blocks of 20
     assert number == 20 and len(calls) == 1 + 3 + 5 * 20
@@ -627,3 +631,24 @@ def test_a_share_leaves_out_a_drifted_process_too():
     parts = [_process([v] * 3, drifted=d) for v, d in zip((5.0, 5.2, 4.8, 9.0), (False, False, False, True))]
     share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
     assert share["processes"] == 3 and share["value"] == pytest.approx(0.5) and not share["drifted"]
+
+
+# ---- the clock: a thread's CPU time for work on one thread, the wall clock for work elsewhere --------------------
+
+
+def test_one_thread_is_timed_by_its_cpu_clock_which_stops_while_it_waits():
+    """A thread's CPU clock does not run while the thread sleeps, nor while another program holds its core: a
+    10 ms sleep costs next to nothing on it and at least 10 ms on the wall clock."""
+    if timing.clock() is time.perf_counter:
+        pytest.skip("this platform's thread clock is coarser than 1 µs: the wall clock times everything here")
+    cpu = measure(lambda: time.sleep(0.01), repeats=3, min_run_time=0.0, number=1)
+    wall = measure(lambda: time.sleep(0.01), repeats=3, min_run_time=0.0, number=1, kind="wall")
+    assert cpu["median"] < 0.002 <= 0.01 <= wall["median"], (cpu, wall)
+    assert cpu["contention"] is None, "other programs take nothing from a thread's CPU time"
+
+
+def test_work_elsewhere_is_timed_by_the_wall_clock():
+    assert timing.clock(kind="wall") is time.perf_counter
+    assert timing.clock(torch.device("cuda")) is time.perf_counter, "a GPU's work is not this thread's"
+    with pytest.raises(ValueError, match="clock must be 'cpu' or 'wall'"):
+        timing.clock(kind="gpu")

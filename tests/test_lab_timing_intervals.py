@@ -71,7 +71,7 @@ def test_decide_rejects_unknown_relations():
 @pytest.fixture(autouse=True)
 def _steady_reference(monkeypatch):
     """The reference workload reads the same every round here (drift is tested in test_lab_timing.py)."""
-    monkeypatch.setattr(timing, "time_reference", lambda work, number=None: (1e-3, 1))
+    monkeypatch.setattr(timing, "time_reference", lambda work, number=None, timer=None: (1e-3, 1))
 
 
 def _fake_measure(medians):
@@ -222,7 +222,7 @@ def test_busy_rounds_are_left_out_when_enough_quiet_ones_remain(monkeypatch):
     medians = [1.0, 2.0, 1.0, 5.0, 1.0, 2.0, 1.0, 5.0, 1.0, 2.0, 1.0, 2.0]
     monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
     _fake_contention(monkeypatch, [0.0, 0.6, 0.02, 0.5, 0.0, 0.01])
-    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=6, min_run_time=0.0)
+    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=6, min_run_time=0.0, kind="wall")
     assert result["other"]["rounds"] == [2.0, 2.0, 2.0, 2.0] and result["other"]["busy_rounds_left_out"] == 2
     assert result["other"]["contention"] == pytest.approx(0.03 / 4)
     interval = timing.ratio(result["other"], result["base"])
@@ -233,13 +233,13 @@ def test_a_machine_busy_throughout_keeps_every_round_and_says_so(monkeypatch):
     medians = [1.0, 5.0] * 3 + [1.0, 2.0] * 3
     monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
     _fake_contention(monkeypatch, [0.5, 0.6, 0.4, 0.0, 0.0, 0.0])
-    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=6, min_run_time=0.0)
+    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=6, min_run_time=0.0, kind="wall")
     # three quiet rounds are enough (min(rounds, 3)): the busy half is left out
     assert result["other"]["rounds"] == [2.0, 2.0, 2.0] and result["other"]["contention"] == 0.0
     medians = [1.0, 5.0] * 4
     monkeypatch.setattr(timing, "measure", _fake_measure(iter(medians)))
     _fake_contention(monkeypatch, [0.5, 0.6, 0.0, 0.4])
-    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=4, min_run_time=0.0)
+    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=4, min_run_time=0.0, kind="wall")
     assert len(result["other"]["rounds"]) == 4 and result["other"]["busy_rounds_left_out"] == 0
     assert result["other"]["contention"] == pytest.approx(0.375)
     interval = timing.ratio(result["other"], result["base"])
@@ -251,7 +251,7 @@ def test_a_machine_busy_throughout_keeps_every_round_and_says_so(monkeypatch):
 def test_rounds_too_short_to_judge_are_judged_together(monkeypatch):
     monkeypatch.setattr(timing, "measure", _fake_measure(iter([1.0, 2.0] * 3)))
     _fake_contention(monkeypatch, [None, None, None, 0.3])  # three rounds, then the whole run
-    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=3, min_run_time=0.0)
+    result = timing.interleaved({"base": lambda: "base", "other": lambda: "other"}, rounds=3, min_run_time=0.0, kind="wall")
     assert result["base"]["contention"] == 0.3 and result["base"]["busy_rounds_left_out"] == 0
 
 
@@ -298,7 +298,7 @@ class _Snapshots:
 
 def test_measure_reports_the_contention_of_its_own_window(monkeypatch):
     monkeypatch.setattr(timing, "cpu_snapshot", _Snapshots([30]))
-    stats = measure(lambda: None, repeats=2, min_run_time=0.0, block_time=0.0)
+    stats = measure(lambda: None, repeats=2, min_run_time=0.0, block_time=0.0, kind="wall")
     assert stats["contention"] == pytest.approx(0.30)
 
 
@@ -312,11 +312,11 @@ def test_interleaved_measures_each_rounds_contention_and_keeps_the_quiet_ones(mo
     # snapshots: the whole run's first, then before and after each measure and each round (scripted busy shares)
     snapshots = _Snapshots([0] * 100)
     monkeypatch.setattr(timing, "cpu_snapshot", snapshots)
-    result = timing.interleaved({"a": lambda: None}, rounds=3, min_run_time=0.0, block_time=0.0, repeats=1)
+    result = timing.interleaved({"a": lambda: None}, rounds=3, min_run_time=0.0, block_time=0.0, repeats=1, kind="wall")
     assert result["a"]["contention"] == 0.0 and result["a"]["busy_rounds_left_out"] == 0
     # four snapshots a round (before it, around its measure, after it): the first round busy, the rest quiet
     monkeypatch.setattr(timing, "cpu_snapshot", _Snapshots([0, 50, 50, 50] + [0] * 100))
-    result = timing.interleaved({"a": lambda: None}, rounds=4, min_run_time=0.0, block_time=0.0, repeats=1)
+    result = timing.interleaved({"a": lambda: None}, rounds=4, min_run_time=0.0, block_time=0.0, repeats=1, kind="wall")
     assert result["a"]["busy_rounds_left_out"] == 1 and result["a"]["contention"] == 0.0
     assert len(result["a"]["rounds"]) == 3
 
@@ -331,5 +331,5 @@ def test_interleaved_judges_rounds_too_short_to_tell_by_the_whole_run(monkeypatc
         return state["now"], state["others"], state["ticks"], 0
 
     monkeypatch.setattr(timing, "cpu_snapshot", snapshot)
-    result = timing.interleaved({"a": lambda: None}, rounds=3, min_run_time=0.0, block_time=0.0, repeats=1)
+    result = timing.interleaved({"a": lambda: None}, rounds=3, min_run_time=0.0, block_time=0.0, repeats=1, kind="wall")
     assert result["a"]["contention"] == pytest.approx(0.2)

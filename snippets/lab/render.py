@@ -693,7 +693,7 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
             continue
         said = []
         if contended(interval.get("contention")):
-            said.append(t("other programs took {share} of the CPU it needed", share=f"{interval['contention']:.0%}"))
+            said.append(t("other programs took {share} of the CPU time it needed", share=f"{interval['contention']:.0%}"))
         if interval.get("drifted"):
             said.append(t("the machine's speed drifted"))
         value = (percent_interval if share and share[0] else ratio_interval)(interval)
@@ -716,8 +716,8 @@ def conditions_note(entries: Sequence[dict]) -> str:
     each value it touched (once, however many tables quote it), in a closed box whose title says what it is."""
     busiest = max((entry["contention"] for entry in entries if entry["contention"] is not None), default=None)
     factor = max(entry["factor"] for entry in entries)
-    lead = (t("While the values below were measured, other programs took up to {share} of the CPU they needed, or this "
-              "machine's speed changed.", share=f"{busiest:.0%}") if busiest is not None
+    lead = (t("While the values below were measured, other programs took up to {share} of the CPU time the "
+              "measurements needed, or this machine's speed changed.", share=f"{busiest:.0%}") if busiest is not None
             else t("While the values below were measured, this machine's speed changed."))
     lead += (" " if i18n.language() != "zh" else "") + t(
         "Each interval is widened by a rough allowance for what that could have done to its value (up to {factor}×), "

@@ -16,8 +16,24 @@ import torch
 import torch.utils.benchmark as benchmark
 
 
+# The clock: work on one thread of the CPU (every experiment runs with one intra-op thread) is timed by that thread's
+# CPU clock, which stops while another program holds its core: a busy machine then lengthens no time, where on the
+# wall clock it lengthens whatever it interrupts. Work that runs elsewhere (a GPU, DataLoader worker processes) is
+# timed by the wall clock (``clock="wall"``), and so is everything where the thread's clock is coarser than 1 µs.
+def clock(device: torch.device | None = None, kind: str = "cpu") -> Callable[[], float]:
+    """The timer for work on ``device``: the calling thread's CPU time for ``kind="cpu"`` on the CPU where that
+    clock is fine-grained, else the wall clock (``time.perf_counter``)."""
+    if kind not in ("cpu", "wall"):
+        raise ValueError(f"clock must be 'cpu' or 'wall', got {kind!r}")
+    if kind == "wall" or getattr(device, "type", "cpu") != "cpu" or \
+            time.get_clock_info("thread_time").resolution > 1e-6:
+        return time.perf_counter
+    return time.thread_time
+
+
 def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.2,
-            block_time: float = 0.02, device: torch.device | None = None, number: int | None = None) -> dict:
+            block_time: float = 0.02, device: torch.device | None = None, number: int | None = None,
+            kind: str = "cpu") -> dict:
     """Time ``fn()`` and return seconds per call.
 
     After a warm-up call, ``fn`` runs in blocks of ``number`` calls (enough for ``block_time`` seconds); at
@@ -26,8 +42,8 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
     collector is on, as in a training loop. Returns ``median``, ``mean`` (what a total is computed from), ``iqr``,
     ``min``, ``max`` over the blocks, ``blocks`` and ``runs``, and ``samples`` (the blocks' times, at most ``MAX_SAMPLES`` of
     them, for bootstrap intervals), and ``contention``: the share of the cores it needed that other programs took
-    meanwhile (``contention``; None where it cannot be read). On CUDA every call is followed by
-    ``torch.cuda.synchronize``.
+    meanwhile (``contention``; None where it cannot be read, or does not enter the time: a thread's CPU clock,
+    ``clock``). On CUDA every call is followed by ``torch.cuda.synchronize``.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
@@ -42,8 +58,9 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
     # timeit (under Timer) turns the garbage collector off while it times; a training loop runs with it on, and the
     # DataLoader path makes thousands of objects per epoch, exactly what triggers collections: ``setup`` turns it
     # back on inside the timed region (the idiom the timeit documentation gives).
+    timer_fn = clock(device, kind)
     timer = benchmark.Timer(stmt="call()", setup="gc.enable()", globals={"call": call, "gc": gc},
-                            num_threads=torch.get_num_threads())
+                            num_threads=torch.get_num_threads(), timer=timer_fn)
     # Timer.timeit() warms up with two extra calls per measurement, which triples the cost of a
     # multi-second training loop; its inner ``_timeit`` runs exactly ``number`` calls (torch >= 1.8).
     if number is None:
@@ -68,13 +85,13 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
         "runs": len(times) * number,
         "number": number,
         "samples": _thin(times),
-        "contention": contention(before, cpu_snapshot()),
+        "contention": contention(before, cpu_snapshot()) if timer_fn is time.perf_counter else None,
     }
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Contention: how much of the CPU the timed work needed other programs took while it was timed. A busy machine does
-# not only add noise: work split over several cores waits for the core another program holds, so a busy measurement
+# not only add noise: work split over several cores waits for any core another program holds, so a busy measurement
 # can be tight and still wrong. Work on one core (every experiment runs with one intra-op thread) loses only what
 # other programs take of *its* core: on two cores, one busy program takes nothing from it. Contended rounds are
 # left out when quiet ones can be had, and what is left contended is said to be.
@@ -120,11 +137,11 @@ def cpu_snapshot() -> tuple[float, int, int, int] | None:
 def contention(before: tuple | None, after: tuple | None) -> float | None:
     """The share of the cores the timed work needed that other programs took, between two ``cpu_snapshot()``s.
 
-    On a machine of n cores (its total ticks over the window), work that kept k cores busy (its own CPU time,
-    rounded up, at least 1) leaves n − k to other programs; what they used beyond that came out of its cores, and
-    that over k is returned: on two cores, one busy program beside one-thread work gives 0, two give about 1/3.
-    Steal time, on a virtual machine, counts as used by others. None when the snapshots are missing or the window
-    is shorter than ``MIN_WINDOW_S``.
+    On a machine of n cores (its total ticks over the window), work that kept k cores busy (its own CPU time in
+    cores, rounded up once past a quarter, at least 1, at most n) leaves n − k to other programs; what they used
+    beyond that came out of its cores, and that over k is returned: on two cores, one busy program beside one-thread
+    work gives 0, two give about 1/3. Steal time, on a virtual machine, counts as used by others. None when the
+    snapshots are missing or the window is shorter than ``MIN_WINDOW_S``.
     """
     if before is None or after is None or after[0] - before[0] < MIN_WINDOW_S:
         return None
@@ -465,11 +482,13 @@ def reference_workload() -> Callable[[], Any]:
     return work
 
 
-def time_reference(work: Callable[[], Any], number: int | None = None, blocks: int = 5) -> tuple[float, int]:
+def time_reference(work: Callable[[], Any], number: int | None = None, blocks: int = 5,
+                   timer: Callable[[], float] | None = None) -> tuple[float, int]:
     """Seconds per call of the reference ``work``: the fastest of ``blocks`` blocks of ``number`` calls, with the
     garbage collector held off (the reference probes the machine's speed, not the collector), and the block size,
     to reuse. On first use the block is sized to about 2 ms from three calls after a warm-up one. The fastest block
     is robust to one interruption and still moves when the whole machine slows down."""
+    timer = timer or time.perf_counter
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -477,16 +496,16 @@ def time_reference(work: Callable[[], Any], number: int | None = None, blocks: i
             work()
             calls = []
             for _ in range(3):
-                start = time.perf_counter()
+                start = timer()
                 work()
-                calls.append(time.perf_counter() - start)
+                calls.append(timer() - start)
             number = max(1, int(0.002 / max(statistics.median(calls), 1e-9)))
         times = []
         for _ in range(blocks):
-            start = time.perf_counter()
+            start = timer()
             for _ in range(number):
                 work()
-            times.append((time.perf_counter() - start) / number)
+            times.append((timer() - start) / number)
     finally:
         if was_enabled:
             gc.enable()
@@ -507,7 +526,8 @@ def drifted(references: list[tuple[float, float]], limit: float = DRIFT_LIMIT) -
 
 
 def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run_time: float,
-                block_time: float = 0.02, repeats: int = 3, device: torch.device | None = None) -> dict[str, dict]:
+                block_time: float = 0.02, repeats: int = 3, device: torch.device | None = None,
+                kind: str = "cpu") -> dict[str, dict]:
     """Time several functions in alternation, so that a slow moment on a shared machine hits them all.
 
     Each round runs ``measure`` on every function in turn, the order rotated by one each round (warmed up in the
@@ -530,9 +550,11 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
     reference = reference_workload()
     reference_number: int | None = None
 
+    timer_fn = clock(device, kind)
+
     def timed_reference() -> float:
         nonlocal reference_number
-        seconds, reference_number = time_reference(reference, reference_number)
+        seconds, reference_number = time_reference(reference, reference_number, timer=timer_fn)
         return seconds
 
     whole = cpu_snapshot()
@@ -545,9 +567,10 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
             fn = functions[name]
             known = timings[name][0].get("number") if timings[name] else None
             timings[name].append(measure(fn, repeats=repeats, min_run_time=min_run_time / rounds,
-                                         block_time=block_time, device=device, number=known))
+                                         block_time=block_time, device=device, number=known, kind=kind))
         references.append((start, timed_reference()))
-        shares.append(contention(before, cpu_snapshot()))
+        # a thread's CPU clock does not run while other programs hold its core: they took nothing from its times
+        shares.append(contention(before, cpu_snapshot()) if timer_fn is time.perf_counter else None)
 
     enough = min(rounds, 3)
     moved = drifted(references)
@@ -561,7 +584,8 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
         busy_left_out = 0
     known = [shares[i] for i in used if shares[i] is not None]
     # Rounds too short to judge one by one are judged together (their whole time).
-    share = statistics.fmean(known) if known else contention(whole, cpu_snapshot())
+    share = statistics.fmean(known) if known else \
+        contention(whole, cpu_snapshot()) if timer_fn is time.perf_counter else None
     out = {}
     for name, all_rows in timings.items():
         rows = [all_rows[i] for i in used]

@@ -27,7 +27,7 @@ from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, Rand
                               TensorDataset, default_collate)
 
 from snippets.lab import experiment, measure, pick_device, progress
-from snippets.lab.timing import contention, cpu_snapshot, interleaved, significant
+from snippets.lab.timing import clock, contention, cpu_snapshot, interleaved, significant
 from snippets.tensor_loader import BatchedTensorDataset, TensorLoader
 
 from ..question import SimpleLinearModel
@@ -163,11 +163,12 @@ def check_rounds(rounds: int) -> None:
 
 
 def alternating(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run_time: float,
-                device: torch.device | None = None) -> dict[str, dict]:
+                device: torch.device | None = None, kind: str = "cpu") -> dict[str, dict]:
     """``functions`` timed in alternation, one block per round after a warm-up call, every ratio paired round
-    by round, ``rounds`` rounds (never more: how many does not depend on what was measured)."""
+    by round, ``rounds`` rounds (never more: how many does not depend on what was measured), on the ``kind`` of
+    clock (``timing.clock``)."""
     check_rounds(rounds)
-    return interleaved(functions, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device)
+    return interleaved(functions, rounds=rounds, min_run_time=min_run_time, repeats=1, device=device, kind=kind)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -308,6 +309,10 @@ INSIDE_STAGES = {
 WHOLE_INSIDE = "the whole epoch, with the clock inside it"
 
 
+# The stages of an epoch are read on the clock ``timing.measure`` uses: this thread's CPU time, on the CPU.
+now = clock()
+
+
 class EpochClock:
     """Seconds spent in each stage of DataLoader epochs, read inside them (``clocked_loader``)."""
 
@@ -329,14 +334,14 @@ class ClockedBatchSampler:
     def __iter__(self) -> Iterator[list[int]]:
         batches = iter(self.inner)
         while True:
-            start = time.perf_counter()
+            start = now()
             try:
                 batch = next(batches)
             except StopIteration:
-                self.clock.spent["sampler"] += time.perf_counter() - start
+                self.clock.spent["sampler"] += now() - start
                 return
-            self.clock.fetch_start = now = time.perf_counter()
-            self.clock.spent["sampler"] += now - start
+            self.clock.fetch_start = delivered = now()
+            self.clock.spent["sampler"] += delivered - start
             yield batch
 
 
@@ -346,12 +351,12 @@ def clocked_loader(dataset: TensorDataset, batch_size: int, clock: EpochClock) -
     sampler's delivery to the collate function's call."""
 
     def collate(samples: list) -> Any:
-        start = time.perf_counter()
+        start = now()
         clock.spent["indexing"] += start - clock.fetch_start
         try:
             return default_collate(samples)
         finally:
-            clock.spent["collate"] += time.perf_counter() - start
+            clock.spent["collate"] += now() - start
 
     sampler = ClockedBatchSampler(BatchSampler(SequentialSampler(dataset), batch_size, False), clock)
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate)
@@ -365,12 +370,12 @@ def clocked_epochs(dataset: TensorDataset, batch_size: int, *, rounds: int, min_
     loader = clocked_loader(dataset, batch_size, clock)
 
     def epoch() -> float:
-        start = time.perf_counter()
+        start = now()
         iterator = iter(loader)
-        clock.spent["iterator"] += time.perf_counter() - start
+        clock.spent["iterator"] += now() - start
         for _ in iterator:
             pass
-        return time.perf_counter() - start
+        return now() - start
 
     epoch()  # warm-up
     number = max(1, int(min_run_time / rounds / max(epoch(), 1e-9)))
@@ -384,7 +389,7 @@ def clocked_epochs(dataset: TensorDataset, batch_size: int, *, rounds: int, min_
         for key, spent in clock.spent.items():
             per_round[key].append(spent / number)
         per_round["remainder"].append((total - sum(clock.spent.values())) / number)
-    share = contention(before, cpu_snapshot())
+    share = contention(before, cpu_snapshot()) if now is time.perf_counter else None  # see timing.clock
     rows = []
     for key, values in per_round.items():
         quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
@@ -744,7 +749,8 @@ def workers(settings: tuple[tuple[int, int], ...] = ((1000, 1000), (10_000, 250)
                                         for label, options in WORKER_CONFIGS}
         loaders["TensorLoader"] = TensorLoader(x, y, batch_size=batch_size)
         epochs = {label: (lambda loader=loader: consume(loader)) for label, loader in loaders.items()}
-        timings = alternating(epochs, rounds=rounds, min_run_time=min_run_time)
+        # worker processes do the work: the wall clock, not this thread's CPU time
+        timings = alternating(epochs, rounds=rounds, min_run_time=min_run_time, kind="wall")
         rows += [_timing_row(label, timings[label], n=n, batch_size=batch_size) for label in loaders]
         del loaders, epochs  # shuts the persistent workers down
         gc.collect()
