@@ -486,3 +486,16 @@ def test_the_strided_source_is_strided_and_only_dataloader_makes_it_contiguous(r
 def test_a_one_column_table_is_refused_before_anything_runs():
     with pytest.raises(ValueError, match="columns must be >= 2"):
         measure.strided_source.func(columns=1)
+
+
+def test_torch_calls_counts_each_indexing_once_and_leaves_tensor_as_it_was():
+    """x[...] is counted by a wrapper on torch.Tensor.__getitem__ (torch 2.3 never shows it to a function mode), once
+    however the release dispatches it, and the wrapper goes when the block ends."""
+    from snippets.experiments.loader.measure import TorchCalls
+
+    x = torch.arange(6)
+    before = torch.Tensor.__getitem__
+    with TorchCalls() as calls:
+        x[1], x[[0, 2]], x[1:3], torch.stack([x, x, x])
+    assert (calls.indexing, calls.stacks, calls.stacked) == (3, 1, 3)
+    assert torch.Tensor.__getitem__ is before and "__getitem__" not in vars(torch.Tensor)

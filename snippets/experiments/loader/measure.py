@@ -247,17 +247,42 @@ class CountingTensorDataset(TensorDataset):
 
 class TorchCalls(TorchFunctionMode):
     """Counts the torch calls made inside it through torch's Python API: ``x[...]`` (``Tensor.__getitem__``: ``x[i]``,
-    ``x[list]``, ``x[a:b]``; not ``index_select`` or ``split``), ``torch.stack``, and the tensors handed to it."""
+    ``x[list]``, ``x[a:b]``; not ``index_select`` or ``split``), ``torch.stack``, and the tensors handed to it.
+
+    ``x[...]`` is counted by a wrapper put on ``torch.Tensor.__getitem__`` while it is active: a function mode does
+    not see it on every release (torch 2.3 indexes a tensor by an integer without consulting the mode)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.indexing = self.stacks = self.stacked = 0
 
+    def __enter__(self) -> "TorchCalls":
+        had_own = "__getitem__" in vars(torch.Tensor)
+        original = torch.Tensor.__getitem__
+
+        def getitem(tensor: torch.Tensor, index: Any) -> Any:
+            self.indexing += 1
+            return original(tensor, index)
+
+        def restore() -> None:
+            if had_own:
+                torch.Tensor.__getitem__ = original
+            else:
+                del torch.Tensor.__getitem__
+
+        self._restore, self._getitem, self._original = restore, getitem, original
+        torch.Tensor.__getitem__ = getitem
+        return super().__enter__()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._restore()
+        super().__exit__(*exc_info)
+
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's signature
         kwargs = kwargs or {}
-        if func is torch.Tensor.__getitem__:
-            self.indexing += 1
-        elif func is torch.stack:
+        if func is self._getitem:  # a release that also hands x[...] to the mode: counted once, by the wrapper
+            return self._original(*args, **kwargs)
+        if func is torch.stack:
             self.stacks += 1
             self.stacked += len(args[0] if args else kwargs["tensors"])
         return func(*args, **kwargs)
