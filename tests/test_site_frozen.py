@@ -46,12 +46,19 @@ def test_a_frozen_build_from_a_clean_checkout_runs_nothing(tmp_path, lead):
     environment = (tmp_path / "site" / "environment" / "index.html").read_text(encoding="utf-8")
     assert f"its results were recorded on <code>{lead}</code>" in environment
     loader = (tmp_path / "site" / "loader-overhead" / "index.html").read_text(encoding="utf-8")
+    from snippets.lab.machines import hardware  # another machine, not a torch release of this one
+
+    def fingerprint(name: str) -> dict:
+        return json.loads((ROOT / "results" / name / "manifest.json").read_text(encoding="utf-8"))["fingerprint"]
+
     others = [p.name for p in (ROOT / "results").iterdir() if p.is_dir() and p.name != lead
-              and not p.name.startswith(".")]
+              and not p.name.startswith(".") and hardware(fingerprint(p.name)) != hardware(fingerprint(lead))]
     if others:
         panels = " ".join(f.read_text(encoding="utf-8") for f in (tmp_path / "site" / "code").glob("*.html"))
         assert "The same measured on other machines" in panels, "inside the code panels, loaded when opened"
         assert "Recorded machines:" in loader and "The same measured on other machines" not in loader, "tips"
+    else:  # only this machine and its torch releases: no box of other machines anywhere
+        assert "The same measured on other machines" not in loader
     for notebook in ("question_seeding", "question_steps"):  # the source's cells, the recording's outputs
         def code_cells(path):
             cells = json.loads(path.read_text(encoding="utf-8"))["cells"]

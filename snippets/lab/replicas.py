@@ -225,6 +225,7 @@ def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
     def one(item: tuple[Any, dict, str]) -> tuple[dict | Exception, float]:
         exp, params, digest = item
         index = free.get()
+        log.info("pitfalls: running %s(%s)", exp.name, ", ".join(f"{k}={v!r}" for k, v in params.items()))
         start = time.perf_counter()
         try:
             value: dict | Exception = _ask(index, count, _request(exp, params, digest), fingerprint)
