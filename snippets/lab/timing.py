@@ -19,7 +19,7 @@ import torch.utils.benchmark as benchmark
 # The clock: work on one thread of the CPU (every experiment runs with one intra-op thread) is timed by that thread's
 # CPU clock, which stops while another program holds its core: a busy machine then lengthens no time, where on the
 # wall clock it lengthens whatever it interrupts. Work that runs elsewhere (a GPU, DataLoader worker processes) is
-# timed by the wall clock (``clock="wall"``), and so is everything where the thread's clock is coarser than 1 µs.
+# timed by the wall clock (``kind="wall"``), and so is everything where the thread's clock is coarser than 1 µs.
 def clock(device: torch.device | None = None, kind: str = "cpu") -> Callable[[], float]:
     """The timer for work on ``device``: the calling thread's CPU time for ``kind="cpu"`` on the CPU where that
     clock is fine-grained, else the wall clock (``time.perf_counter``)."""
