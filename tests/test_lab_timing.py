@@ -338,7 +338,7 @@ def scripted_measure(monkeypatch):
     monkeypatch.setattr(timing, "time_reference", fake_reference)
     monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter, thread_time=clock.perf_counter,
                                                       get_clock_info=time.get_clock_info))
-    monkeypatch.setattr(timing, "cpu_snapshot", lambda: None)  # contention unknown (tested with its own fakes)
+    monkeypatch.setattr(timing, "cpu_snapshot", lambda timer=None: None)  # contention unknown (tested with its own fakes)
     return SimpleNamespace(script=script, calls=calls, numbers=numbers)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from collections import namedtuple
+
 import pytest
 
 from snippets.lab import timing
@@ -93,9 +95,8 @@ def _fake_measure(medians):
 def _snapshots(seconds: float, machine_cores: float, own_cores: float, other_cores: float) -> tuple[tuple, tuple]:
     """Two cpu_snapshot()s ``seconds`` apart on a machine of ``machine_cores``, this work using ``own_cores`` and
     other programs ``other_cores`` meanwhile."""
-    span = seconds * timing._TICK
-    busy = round((own_cores + other_cores) * span)
-    return (0.0, 0, 0, 0), (seconds, busy, round(machine_cores * span), round(own_cores * span))
+    return (0.0, 0.0, 0.0, 0.0), (seconds, (own_cores + other_cores) * seconds, machine_cores * seconds,
+                                  own_cores * seconds)
 
 
 @pytest.mark.parametrize("machine, own, others, taken", [
@@ -112,8 +113,8 @@ def test_contention_is_the_share_of_its_cores_other_programs_took(machine, own, 
 
 
 def test_contention_stays_between_none_and_all():
-    assert timing.contention((0.0, 0, 0, 0), (1.0, 10, 100, 50)) == 0.0, "never below zero (tick rounding)"
-    assert timing.contention((0.0, 0, 0, 0), (1.0, 3 * timing._TICK, timing._TICK, 0)) == 1.0, "never above all"
+    assert timing.contention((0.0, 0, 0, 0), (1.0, 0.1, 1.0, 0.5)) == 0.0, "never below zero (tick rounding)"
+    assert timing.contention((0.0, 0, 0, 0), (1.0, 3.0, 1.0, 0.0)) == 1.0, "never above all"
 
 
 @pytest.mark.parametrize("before, after", [(None, (1.0, 1, 1, 1)), ((0.0, 1, 1, 1), None),
@@ -123,21 +124,46 @@ def test_contention_is_unknown_without_snapshots_a_long_enough_window_or_ticks(b
     assert timing.contention(before, after) is None
 
 
-def _fake_proc(root, *, children=("4242",)):
-    (root / "self" / "task" / "1").mkdir(parents=True)
-    (root / "self" / "task" / "2").mkdir(parents=True)
-    (root / "stat").write_text("cpu  100 10 50 1000 40 5 5 7 99 99\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
-    (root / "self" / "stat").write_text("77 (python (x) y) S 1 77 77 0 -1 0 0 0 0 0 11 12 13 14 20 0 4 0\n")
-    (root / "self" / "task" / "1" / "children").write_text(" ".join(children) + "\n")
-    # task 2 has no children file (an older kernel): skipped
-    (root / "4242").mkdir()
-    # a worker's name may hold ") " too: the fields start after the last ")"
-    (root / "4242" / "stat").write_text("4242 (pt (data) worker) S 77 1 1 0 -1 0 0 0 0 0 30 3 0 0 20 0 1 0\n")
+class _FakePsutil:
+    """psutil as it reads a Linux machine: its CPU times, this process's, and two children, one of which ends
+    before it is read."""
+
+    Error = type("Error", (Exception,), {})
+
+    def __init__(self, *, fail: Exception | None = None) -> None:
+        self.fail = fail
+
+    def cpu_times(self):
+        if self.fail is not None:
+            raise self.fail
+        fields = "user nice system idle iowait irq softirq steal guest guest_nice"
+        return namedtuple("scputimes", fields)(100.0, 10.0, 50.0, 1000.0, 40.0, 5.0, 5.0, 7.0, 99.0, 99.0)
+
+    def Process(self):  # noqa: N802 - psutil's name
+        fake = self
+
+        class Child:
+            def __init__(self, times):
+                self.times = times
+
+            def cpu_times(self):
+                if self.times is None:
+                    raise fake.Error("it ended")
+                return self.times
+
+        class Me:
+            def cpu_times(self):
+                return (11.0, 12.0, 13.0, 14.0, 0.0)  # user, system, children's user and system, iowait
+
+            def children(self, recursive=False):
+                assert recursive, "a worker's own children count too"
+                return [Child(None), Child((30.0, 3.0, 0.0, 0.0))]
+
+        return Me()
 
 
-def test_a_snapshot_counts_the_machine_and_this_process_with_its_workers(tmp_path, monkeypatch):
-    _fake_proc(tmp_path, children=("999", "4242"))  # 999 ended before it was read; the next one still counts
-    monkeypatch.setattr(timing, "_PROC", tmp_path)
+def test_a_snapshot_counts_the_machine_and_this_process_with_its_workers(monkeypatch):
+    monkeypatch.setattr(timing, "psutil", _FakePsutil())
     moment, busy, total, own = timing.cpu_snapshot()
     assert total == 100 + 10 + 50 + 1000 + 40 + 5 + 5 + 7, "guest time is already in user time: not counted twice"
     assert busy == total - 1000 - 40, "idle and iowait are not busy"
@@ -145,26 +171,28 @@ def test_a_snapshot_counts_the_machine_and_this_process_with_its_workers(tmp_pat
     assert moment > 0
 
 
-def test_no_proc_no_snapshot(tmp_path, monkeypatch):
-    monkeypatch.setattr(timing, "_PROC", tmp_path / "missing")
-    assert timing.cpu_snapshot() is None
-    (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / "stat").write_text("cpu  x y\n")
-    monkeypatch.setattr(timing, "_PROC", tmp_path / "bad")
-    assert timing.cpu_snapshot() is None
+def test_no_snapshot_where_the_machine_cannot_be_read_or_the_clock_is_a_threads(monkeypatch):
+    import time
+
+    assert timing.cpu_snapshot(time.thread_time) is None, "other programs cannot lengthen a thread's CPU time"
+    fake = _FakePsutil()
+    monkeypatch.setattr(timing, "psutil", fake)
+    assert timing.cpu_snapshot() is not None
+    for failure in (PermissionError("no /proc/stat"), fake.Error("access denied")):
+        fake.fail = failure
+        assert timing.cpu_snapshot() is None
 
 
 def test_a_real_snapshot_sees_this_process_work():
     before = timing.cpu_snapshot()
-    if before is None:
-        pytest.skip("no /proc on this system: contention is unknown here (its parsing is tested above)")
+    assert before is not None, "psutil reads the CPU times of every platform the site builds on"
     import time
 
     end = time.process_time() + 0.3  # this process's own CPU time: however busy the machine is
     while time.process_time() < end:
         pass
     after = timing.cpu_snapshot()
-    assert after[3] - before[3] >= 0.3 * timing._TICK - 2, "0.3 s of this process's CPU time, in ticks"
+    assert after[3] - before[3] >= 0.3 - 0.02, "0.3 s of this process's CPU time (the kernel counts in 10 ms ticks)"
     assert after[2] > before[2] and after[1] >= before[1]
 
 
@@ -263,7 +291,7 @@ def test_the_home_page_states_the_noise_rules_the_lab_applies():
 
     points = f"{render.UNRELIABLE_SHARE_SPAN * 100:g} percentage points"
     assert f"spans more than a factor of {render.UNRELIABLE_SPAN:g} (a share: more than {points})" in page
-    assert f"used more than {timing.CONTENTION_LIMIT:.0%}" in page
+    assert f"took more than {timing.CONTENTION_LIMIT:.0%} of the CPU time it needed" in page
     assert f"moved by more than {timing.DRIFT_LIMIT:.0%}" in page
     from snippets.lab import replicas
 
@@ -282,18 +310,19 @@ def test_contention_boundaries():
 
 
 class _Snapshots:
-    """``cpu_snapshot`` scripted: each call a second later, with ``busy`` of every 100 ticks used by others."""
+    """``cpu_snapshot`` scripted: each call a second later on a one-core machine, ``busy`` percent of each second
+    used by others."""
 
     def __init__(self, busy: list[int]):
-        self.busy, self.calls, self.now, self.ticks, self.others = list(busy), 0, 0.0, 0, 0
+        self.busy, self.calls, self.now, self.seconds, self.others = list(busy), 0, 0.0, 0.0, 0.0
 
-    def __call__(self):
+    def __call__(self, timer=None):
         if self.calls:
             self.now += 1.0
-            self.ticks += 100
-            self.others += self.busy.pop(0) if self.busy else 0
+            self.seconds += 1.0
+            self.others += (self.busy.pop(0) if self.busy else 0) / 100
         self.calls += 1
-        return self.now, self.others, self.ticks, 0
+        return self.now, self.others, self.seconds, 0.0
 
 
 def test_measure_reports_the_contention_of_its_own_window(monkeypatch):
@@ -322,13 +351,13 @@ def test_interleaved_measures_each_rounds_contention_and_keeps_the_quiet_ones(mo
 
 
 def test_interleaved_judges_rounds_too_short_to_tell_by_the_whole_run(monkeypatch):
-    state = {"now": 0.0, "ticks": 0, "others": 0}
+    state = {"now": 0.0, "seconds": 0.0, "others": 0.0}
 
-    def snapshot():  # each call 0.05 s later: every round is too short, the whole run is not
-        state["now"] += 0.05  # two cores (10 ticks in 0.05 s), other programs on 1.2 of them: 0.2 of this one
-        state["ticks"] += 10
-        state["others"] += 6
-        return state["now"], state["others"], state["ticks"], 0
+    def snapshot(timer=None):  # each call 0.05 s later: every round is too short, the whole run is not
+        state["now"] += 0.05  # two cores (0.1 CPU seconds in 0.05 s), other programs on 1.2 of them: 0.2 of this one
+        state["seconds"] += 0.1
+        state["others"] += 0.06
+        return state["now"], state["others"], state["seconds"], 0.0
 
     monkeypatch.setattr(timing, "cpu_snapshot", snapshot)
     result = timing.interleaved({"a": lambda: None}, rounds=3, min_run_time=0.0, block_time=0.0, repeats=1, kind="wall")

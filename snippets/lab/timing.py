@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import gc
 import math
-import os
 import random
 import statistics
 import time
-from pathlib import Path
 from typing import Any, Callable
 
+import psutil
 import torch
 import torch.utils.benchmark as benchmark
 
@@ -67,7 +66,7 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
         first = timer._timeit(1)  # warm-up, and an estimate of one call
         number = max(1, int(block_time / max(first, 1e-9)))
     times: list[float] = []
-    before = cpu_snapshot()
+    before = cpu_snapshot(timer_fn)
     start = time.perf_counter()
     while len(times) < repeats or time.perf_counter() - start < min_run_time:
         times.append(timer._timeit(number) / number)
@@ -85,7 +84,7 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
         "runs": len(times) * number,
         "number": number,
         "samples": _thin(times),
-        "contention": contention(before, cpu_snapshot()) if timer_fn is time.perf_counter else None,
+        "contention": contention(before, cpu_snapshot(timer_fn)),
     }
 
 
@@ -98,57 +97,49 @@ def measure(fn: Callable[[], Any], *, repeats: int = 7, min_run_time: float = 0.
 
 # A measurement is *contended* when other programs took more than this share of the cores it needed.
 CONTENTION_LIMIT = 0.10
-# Windows shorter than this are too short for the kernel's 10 ms accounting ticks to tell (see contention()).
+# Windows shorter than this are too short for the kernel's CPU accounting (10 ms ticks on Linux) to tell.
 MIN_WINDOW_S = 0.25
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") and "SC_CLK_TCK" in os.sysconf_names else 100
-_PROC = Path("/proc")
 
 
-def _own_ticks() -> int:
-    """CPU ticks used by this process, its waited-for children and its running children (DataLoader workers)."""
-    stat = (_PROC / "self" / "stat").read_text()
-    fields = stat[stat.rindex(")") + 2:].split()
-    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime, stime, cutime, cstime
-    for task in (_PROC / "self" / "task").iterdir():
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue
-        for child in children:
-            try:
-                child_stat = (_PROC / child / "stat").read_text()
-            except OSError:  # it ended meanwhile: its time is in cutime once waited for
-                continue
-            child_fields = child_stat[child_stat.rindex(")") + 2:].split()
-            ticks += int(child_fields[11]) + int(child_fields[12])
-    return ticks
-
-
-def cpu_snapshot() -> tuple[float, int, int, int] | None:
-    """(time, machine's busy ticks, machine's total ticks, this process tree's ticks); None without /proc."""
-    try:
-        line = (_PROC / "stat").read_text().splitlines()[0].split()
-        values = [int(v) for v in line[1:9]]  # user nice system idle iowait irq softirq steal
-        return time.perf_counter(), sum(values) - values[3] - values[4], sum(values), _own_ticks()
-    except (OSError, ValueError, IndexError):
+def cpu_snapshot(timer: Callable[[], float] = time.perf_counter) -> tuple[float, float, float, float] | None:
+    """(wall time, the machine's busy CPU seconds, its total CPU seconds, the CPU seconds of this process and of its
+    children, running or ended) from psutil, for work timed on ``timer``. None for a timer that other programs
+    cannot lengthen (a thread's CPU clock: ``clock``), and where the machine's accounting cannot be read."""
+    if timer is not time.perf_counter:
         return None
+    try:
+        machine = psutil.cpu_times()
+        # guest time is already inside user time (Linux); steal time, on a virtual machine, is time others held
+        fields = [getattr(machine, name, 0.0) for name in
+                  ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")]
+        me = psutil.Process()
+        own = sum(me.cpu_times()[:4])  # user, system, and those of the children it waited for
+        for child in me.children(recursive=True):  # running ones: DataLoader's worker processes
+            try:
+                own += sum(child.cpu_times()[:2])
+            except psutil.Error:  # it ended meanwhile: its time is in ours once waited for
+                continue
+    except (psutil.Error, OSError):
+        return None
+    return time.perf_counter(), sum(fields) - fields[3] - fields[4], sum(fields), own
 
 
 def contention(before: tuple | None, after: tuple | None) -> float | None:
     """The share of the cores the timed work needed that other programs took, between two ``cpu_snapshot()``s.
 
-    On a machine of n cores (its total ticks over the window), work that kept k cores busy (its own CPU time in
+    On a machine of n cores (its total CPU seconds over the window), work that kept k cores busy (its own CPU time in
     cores, rounded up once past a quarter, at least 1, at most n) leaves n − k to other programs; what they used
     beyond that came out of its cores, and that over k is returned: on two cores, one busy program beside one-thread
     work gives 0, two give about 1/3. Steal time, on a virtual machine, counts as used by others. None when the
-    snapshots are missing or the window is shorter than ``MIN_WINDOW_S``.
+    snapshots are missing (a timer other programs cannot lengthen, ``cpu_snapshot``) or the window is shorter than
+    ``MIN_WINDOW_S``.
     """
     if before is None or after is None or after[0] - before[0] < MIN_WINDOW_S:
         return None
     total = after[2] - before[2]
     if total <= 0:
         return None
-    span = (after[0] - before[0]) * _TICK  # one core's ticks over the window
+    span = after[0] - before[0]  # one core's CPU seconds over the window
     own = max(0, after[3] - before[3])
     others = max(0, (after[1] - before[1]) - own)
     cores = max(1, round(total / span))
@@ -557,9 +548,9 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
         seconds, reference_number = time_reference(reference, reference_number, timer=timer_fn)
         return seconds
 
-    whole = cpu_snapshot()
+    whole = cpu_snapshot(timer_fn)
     for _ in range(rounds):
-        before = cpu_snapshot()
+        before = cpu_snapshot(timer_fn)
         start = timed_reference()
         names = list(functions)
         shift = len(timings[names[0]]) % len(names)  # each round starts with another function: no function always
@@ -569,8 +560,7 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
             timings[name].append(measure(fn, repeats=repeats, min_run_time=min_run_time / rounds,
                                          block_time=block_time, device=device, number=known, kind=kind))
         references.append((start, timed_reference()))
-        # a thread's CPU clock does not run while other programs hold its core: they took nothing from its times
-        shares.append(contention(before, cpu_snapshot()) if timer_fn is time.perf_counter else None)
+        shares.append(contention(before, cpu_snapshot(timer_fn)))
 
     enough = min(rounds, 3)
     moved = drifted(references)
@@ -584,8 +574,7 @@ def interleaved(functions: dict[str, Callable[[], Any]], *, rounds: int, min_run
         busy_left_out = 0
     known = [shares[i] for i in used if shares[i] is not None]
     # Rounds too short to judge one by one are judged together (their whole time).
-    share = statistics.fmean(known) if known else \
-        contention(whole, cpu_snapshot()) if timer_fn is time.perf_counter else None
+    share = statistics.fmean(known) if known else contention(whole, cpu_snapshot(timer_fn))
     out = {}
     for name, all_rows in timings.items():
         rows = [all_rows[i] for i in used]

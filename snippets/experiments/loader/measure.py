@@ -15,7 +15,6 @@ import itertools
 import multiprocessing
 import pstats
 import statistics
-import time
 import warnings
 from typing import Any, Callable, Iterable, Iterator
 
@@ -26,7 +25,7 @@ from torch.nn import functional as F
 from torch.utils.data import (BatchSampler, DataLoader, DistributedSampler, RandomSampler, SequentialSampler,
                               TensorDataset, default_collate)
 
-from snippets.lab import experiment, measure, pick_device, progress
+from snippets.lab import experiment, pick_device, progress
 from snippets.lab.timing import clock, contention, cpu_snapshot, interleaved, significant
 from snippets.tensor_loader import BatchedTensorDataset, TensorLoader
 
@@ -334,14 +333,12 @@ INSIDE_STAGES = {
 WHOLE_INSIDE = "the whole epoch, with the clock inside it"
 
 
-# The stages of an epoch are read on the clock ``timing.measure`` uses: this thread's CPU time, on the CPU.
-now = clock()
-
-
 class EpochClock:
-    """Seconds spent in each stage of DataLoader epochs, read inside them (``clocked_loader``)."""
+    """Seconds spent in each stage of DataLoader epochs, read inside them (``clocked_loader``) on the clock
+    ``timing.measure`` uses for ``device`` (``timing.clock``: this thread's CPU time, on the CPU)."""
 
-    def __init__(self) -> None:
+    def __init__(self, device: torch.device | None = None) -> None:
+        self.now = clock(device)
         self.spent = {key: 0.0 for key in INSIDE_STAGES if key != "remainder"}
         self.fetch_start = 0.0
 
@@ -357,7 +354,7 @@ class ClockedBatchSampler:
         return len(self.inner)
 
     def __iter__(self) -> Iterator[list[int]]:
-        batches = iter(self.inner)
+        batches, now = iter(self.inner), self.clock.now
         while True:
             start = now()
             try:
@@ -375,6 +372,8 @@ def clocked_loader(dataset: TensorDataset, batch_size: int, clock: EpochClock) -
     default_collate), with ``clock`` read between its stages: the fetch's ``dataset[i]`` loop runs from the
     sampler's delivery to the collate function's call."""
 
+    now = clock.now
+
     def collate(samples: list) -> Any:
         start = now()
         clock.spent["indexing"] += start - clock.fetch_start
@@ -387,12 +386,13 @@ def clocked_loader(dataset: TensorDataset, batch_size: int, clock: EpochClock) -
     return DataLoader(dataset, batch_sampler=sampler, collate_fn=collate)
 
 
-def clocked_epochs(dataset: TensorDataset, batch_size: int, *, rounds: int, min_run_time: float) -> list[dict]:
+def clocked_epochs(dataset: TensorDataset, batch_size: int, *, rounds: int, min_run_time: float,
+                   device: torch.device | None = None) -> list[dict]:
     """Whole DataLoader epochs with the clock inside them, ``rounds`` rounds of back-to-back epochs (about
     ``min_run_time`` seconds in all, the garbage collector on): per round the mean time of an epoch and of each
     stage in it, the remainder being the whole minus the stages, so that they add up to the whole exactly."""
-    clock = EpochClock()
-    loader = clocked_loader(dataset, batch_size, clock)
+    clock = EpochClock(device)
+    loader, now = clocked_loader(dataset, batch_size, clock), clock.now
 
     def epoch() -> float:
         start = now()
@@ -405,7 +405,7 @@ def clocked_epochs(dataset: TensorDataset, batch_size: int, *, rounds: int, min_
     epoch()  # warm-up
     number = max(1, int(min_run_time / rounds / max(epoch(), 1e-9)))
     per_round: dict[str, list[float]] = {key: [] for key in [WHOLE_INSIDE, *INSIDE_STAGES]}
-    before = cpu_snapshot()
+    before = cpu_snapshot(now)
     for _ in range(rounds):
         for key in clock.spent:
             clock.spent[key] = 0.0
@@ -414,7 +414,7 @@ def clocked_epochs(dataset: TensorDataset, batch_size: int, *, rounds: int, min_
         for key, spent in clock.spent.items():
             per_round[key].append(spent / number)
         per_round["remainder"].append((total - sum(clock.spent.values())) / number)
-    share = contention(before, cpu_snapshot()) if now is time.perf_counter else None  # see timing.clock
+    share = contention(before, cpu_snapshot(now))
     rows = []
     for key, values in per_round.items():
         quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
@@ -496,7 +496,7 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, inside_
     step_fns = {"training step on x, y": stepper([(x, y)]),
                 "training step on DataLoader's batch": stepper([(x_batch, y_batch)])}
     # The same epoch with the clock inside it: stages that add up to the epoch they were timed in.
-    inside = clocked_epochs(dataset, n, rounds=rounds, min_run_time=inside_run_time)
+    inside = clocked_epochs(dataset, n, rounds=rounds, min_run_time=inside_run_time, device=device)
 
     step_timings = interleaved(step_fns, rounds=rounds, min_run_time=min_run_time, block_time=0.002, device=device)
     steps = [_timing_row(label, step_timings[label]) for label in step_fns]
