@@ -431,8 +431,9 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, inside_
 
     The stages are timed twice: inside real epochs (``clocked_epochs``, ``inside_run_time`` seconds: the parts add
     up to the whole; with the garbage collector on, its collections land in whichever stage they interrupt, as in
-    training), and each on its own, in alternation with a whole epoch, ``rounds`` rounds (the copies compared with the epoch and with
-    each other); the two training steps likewise.
+    training); three ways to get the batch's bytes (a clone, the stack DataLoader makes, views) are timed each on its
+    own, in alternation with a whole epoch, ``rounds`` rounds (compared with the epoch and with each other); the two
+    training steps likewise.
     """
     device = pick_device()
     x, y = question_data(n, device)
@@ -467,19 +468,15 @@ def breakdown(n: int = 1000, rounds: int = 5, min_run_time: float = 0.3, inside_
         "bytes": x.numel() * x.element_size() + y.numel() * y.element_size(),
     }
 
-    # Each stage on its own.
-    indices = list(range(n))
-    samples = [dataset[i] for i in indices]
+    # Three ways to get the batch's bytes, each on its own (the stages of the epoch are timed inside it, below).
+    samples = [dataset[i] for i in range(n)]
     x_rows, y_rows = [sample[0] for sample in samples], [sample[1] for sample in samples]
     views = TensorLoader(x, y, batch_size=n)
 
-    # Timed in alternation, so that the shares compare measurements made under the same conditions.
+    # Timed in alternation with a whole epoch, so that the shares compare measurements made under the same
+    # conditions.
     stages = {
         "whole epoch": lambda: consume(loader),
-        "iter(loader): create the iterator": lambda: iter(loader),
-        "sampler: the list of indices": lambda: list(BatchSampler(SequentialSampler(dataset), n, False)),
-        "dataset[i] for each of the N samples": lambda: [dataset[i] for i in indices],
-        "default_collate: stack the N samples": lambda: default_collate(samples),
         "the copy alone: clone() of the same bytes": lambda: (x.clone(), y.clone()),
         "torch.stack of the N one-row tensors: the copy as default_collate makes it":
             lambda: (torch.stack(x_rows), torch.stack(y_rows)),
