@@ -214,7 +214,7 @@ def test_a_quantity_quoted_in_several_places_reads_the_same_everywhere(built_sit
             ratio_interval(ratios[other]) for other in names}
         if others:
             problems.append(f"{name} ÷ direct is {shown}, also printed as {sorted(others)}")
-    stage_table = rest.split("Stage, timed inside one DataLoader epoch", 1)[1].split("Timed on its own", 1)[0]
+    stage_table = rest.split("Stage, timed inside DataLoader epochs", 1)[1].split("Timed on its own", 1)[0]
     shares = derive.breakdown_shares(run(measure.breakdown))
     in_a_cell = render.percent_interval(shares["per_sample"], flag=True)
     for where, text, shown in (("loader page, In short", in_short, per_sample),

@@ -279,7 +279,7 @@ def breakdown(result: Result) -> str:
                  percent_cell(shares[key]) if (key := _compared_key(row["label"])) else "—"]
                 for row in result["stages"]]
     compared[0][2] = "100% (baseline)"
-    return (table([f"Stage, timed inside one DataLoader epoch (N = {result['n']:,}, full batch)", "mean",
+    return (table([f"Stage, timed inside DataLoader epochs (N = {result['n']:,}, full batch; per epoch)", "mean",
                    "median of the rounds", "share of the epoch (95% interval, from the means)"], inside)
             + f"\n{rounds}\n\n"
             + table([f"Timed on its own (N = {result['n']:,})", "median",
