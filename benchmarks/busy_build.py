@@ -1,18 +1,21 @@
 """Claims decided on a busy machine: a ``REFRESH=timing`` strict build beside two busy loops against a quiet one.
 
 Both builds run in a throwaway copy of the project with a copy of its result cache (the non-timing results are
-kept; every timing experiment is measured again, with the default protocol). For each build: how many checked
-claims on the topic pages hold, are undecided or are contradicted, and how many printed intervals read as
-impossible (a lower bound of 0 or below, or a value of 0×, for a positive ratio or share); then how many claims
-the two builds decide differently. Targets: at most 3 claims undecided in the busy build, none decided
-differently from the quiet build, no impossible interval.
+kept; every timing experiment is measured again, with the default protocol; ``--refresh all``: every experiment
+and notebook). For each build: how many checked claims on the topic pages hold, are undecided or are
+contradicted, and how many printed intervals read as impossible (a lower bound of 0 or below, or a value of 0×, for
+a positive ratio or share); then how many claims the two builds decide differently, and how long each experiment
+measured in both took, busy against quiet (its ``elapsed_s``: for a timing experiment, all its processes). Targets:
+at most 3 claims undecided in the busy build, none decided differently from the quiet build, no impossible
+interval, no experiment more than twice as slow busy as quiet.
 
-    python benchmarks/busy_build.py [--keep DIR]
+    python benchmarks/busy_build.py [--keep DIR] [--refresh timing|all]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -20,11 +23,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPICS = ("seeding-order", "loader-overhead", "update-steps")
 MAX_UNDECIDED = 3
+MAX_SLOWDOWN = 2.0
 _CLAIM = re.compile(r'<span class="(pitfalls-claim(?: pitfalls-claim--(\w+))?[^"]*)"[^>]*data-check="([^"]+)"')
 # an interval printed "(0–…", "(-0.2–…" or a ratio "0×": impossible for a positive quantity
 _IMPOSSIBLE = re.compile(r"\((?:-|−)?0(?:\.0+)?(?:\s*%|×)?\s*[–-]|(?<![\d.,])0×")
@@ -40,9 +45,9 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def build(project: Path, site: Path, *, busy: int) -> float:
+def build(project: Path, site: Path, *, busy: int, refresh: str = "timing") -> float:
     loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
-    env = {**os.environ, "REFRESH": "timing", "NO_MKDOCS_2_WARNING": "1",
+    env = {**os.environ, "REFRESH": refresh, "NO_MKDOCS_2_WARNING": "1",
            "PITFALLS_CACHE_DIR": str(project / ".cache" / "results")}
     start = time.monotonic()
     try:
@@ -57,6 +62,16 @@ def build(project: Path, site: Path, *, busy: int) -> float:
     if done.returncode != 0:
         print(f"the {'busy' if busy else 'quiet'} build failed ({elapsed:.0f} s):\n{done.stderr[-4000:]}")
     return elapsed if done.returncode == 0 else float("nan")
+
+
+def measured(cache: Path, since: datetime) -> dict[str, float]:
+    """Seconds each experiment took (``elapsed_s``) that the build started at ``since`` measured into ``cache``."""
+    out: dict[str, float] = {}
+    for path in cache.glob("*/*.json"):
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        if datetime.fromisoformat(entry["computed_at"]) >= since:
+            out[entry["experiment"]] = out.get(entry["experiment"], 0.0) + float(entry["elapsed_s"])
+    return out
 
 
 def verdicts(site: Path) -> dict[tuple[str, str, int], str]:
@@ -86,17 +101,21 @@ def impossible(site: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="keep both sites and their logs here")
+    parser.add_argument("--refresh", choices=("timing", "all"), default="timing",
+                        help="what both builds measure again (REFRESH): the timing experiments, or everything")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="pitfalls-busy-") as folder:
         out = args.keep or Path(folder)
         out.mkdir(parents=True, exist_ok=True)
-        seconds, found = {}, {}
+        seconds, found, took = {}, {}, {}
         for name, busy in (("quiet", 0), ("busy", 2)):
             project = copy_project(Path(folder) / f"project-{name}")
-            seconds[name] = build(project, out / f"site-{name}", busy=busy)
+            started = datetime.now(timezone.utc).replace(microsecond=0)
+            seconds[name] = build(project, out / f"site-{name}", busy=busy, refresh=args.refresh)
             if seconds[name] != seconds[name]:
                 return 1
             found[name] = verdicts(out / f"site-{name}")
+            took[name] = measured(project / ".cache" / "results", started)
         print(f"{'build':<8}{'seconds':>9}{'claims':>8}{'hold':>6}{'undecided':>11}{'contradicted':>14}"
               f"{'impossible':>12}")
         for name in ("quiet", "busy"):
@@ -113,9 +132,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {key}: quiet {found['quiet'].get(key)}, busy {found['busy'].get(key)}")
         for line in impossible(out / "site-busy")[:10]:
             print(f"  impossible: {line}")
+        both = sorted(took["quiet"].keys() & took["busy"].keys(),
+                      key=lambda e: took["busy"][e] / max(took["quiet"][e], 1e-9), reverse=True)
+        print(f"{'experiment (measured in both)':<36}{'quiet s':>9}{'busy s':>9}{'busy/quiet':>12}")
+        for experiment in both:
+            print(f"{experiment:<36}{took['quiet'][experiment]:>9.1f}{took['busy'][experiment]:>9.1f}"
+                  f"{took['busy'][experiment] / max(took['quiet'][experiment], 1e-9):>11.2f}×")
+        # under a second, a slowdown is the start of a process, not the experiment's
+        slow = [e for e in both if took["quiet"][e] >= 1.0 and took["busy"][e] > MAX_SLOWDOWN * took["quiet"][e]]
+        print(f"experiments more than {MAX_SLOWDOWN:g}× as slow busy (of those taking 1 s or more): {len(slow)}")
         # a claim is counted once per language: the targets are per page in one language
         undecided_en = [key for key in undecided if not key[0].startswith("zh/")]
-        missed = len(undecided_en) > MAX_UNDECIDED or differ or impossible(out / "site-busy")
+        missed = len(undecided_en) > MAX_UNDECIDED or differ or impossible(out / "site-busy") or slow
         return 1 if missed else 0
 
 

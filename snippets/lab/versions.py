@@ -216,9 +216,9 @@ def matrix(said: list[dict]) -> str:
                     f"<td>{html.escape(change)}</td></tr>")
     summary = t("{changed} of {total} claims change between the recorded releases.", changed=f"{changed:,}",
                 total=f"{len(rows):,}")
-    legend = t("✓ holds, ✗ fails (with what was measured), ? undecided (the interval reaches both sides of its "
-               "bound, or the machine was busy), — not checked on that release (not recorded, or recorded with "
-               "older code: the cell's tip says which).")
+    legend = t("✓ holds, ✗ fails (with what was measured), ? undecided (the interval, widened where the machine "
+               "was busy, reaches both sides of its bound), — not checked on that release (not recorded, or "
+               "recorded with older code: the cell's tip says which).")
     return (f'<p>{html.escape(summary)} {html.escape(legend)}</p>\n'
             f'<div class="pitfalls-version-matrix">'
             f'<table><thead><tr><th scope="col">{html.escape(t("claim"))}</th>{head}'
