@@ -209,7 +209,7 @@ def test_prefetch_runs_the_experiments_that_time_nothing_side_by_side_with_one_t
     with one intra-op thread; a page then finds them measured by this build."""
     import torch
 
-    monkeypatch.setattr(replicas, "cores", lambda: 2)
+    monkeypatch.setattr(replicas, "free_cores", lambda: (2, 0.0))  # however busy the test machine is
     monkeypatch.setattr(cache, "page_experiments", lambda: [timed_package.untimed_a, timed_package.untimed_b])
     threads = torch.get_num_threads()
     assert cache.prefetch() == ["replicatestpkg.exp.untimed_a", "replicatestpkg.exp.untimed_b"]
@@ -219,6 +219,23 @@ def test_prefetch_runs_the_experiments_that_time_nothing_side_by_side_with_one_t
     assert a.value["start"] < b.value["end"] and b.value["start"] < a.value["end"], "they ran at the same time"
     assert a.value["threads"] == b.value["threads"] == environment.EXPERIMENT_THREADS == 1
     assert torch.get_num_threads() == threads
+
+
+@pytest.mark.parametrize("percent, cores, expected", [
+    (3.0, 2, 2),     # quiet: one per core
+    (50.0, 2, 1),    # one busy program on two cores: one core is free
+    (100.0, 2, 1),   # two busy programs: still one at a time, never none
+    (30.0, 4, 3),    # 1.2 of 4 cores taken
+    (10.0, 8, 4),    # at most MAX_SIDE_BY_SIDE
+])
+def test_experiments_side_by_side_take_only_the_cores_other_programs_leave(monkeypatch, percent, cores, expected):
+    import psutil
+
+    monkeypatch.setattr(psutil, "cpu_percent", lambda interval: percent)
+    monkeypatch.setattr(psutil, "cpu_count", lambda: cores)
+    monkeypatch.setattr(replicas.os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    count, busy = replicas.free_cores()
+    assert count == expected and busy == pytest.approx(percent / 100 * cores)
 
 
 def test_an_experiment_run_in_the_build_runs_with_one_thread_and_gives_the_threads_back(monkeypatch, timed_package):

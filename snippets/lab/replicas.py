@@ -197,30 +197,45 @@ def measure_many(wanted: list[tuple[Any, dict, str]], fingerprint: dict) -> list
 
 
 MAX_SIDE_BY_SIDE = 4  # each worker holds its own torch (and, on a GPU, its own CUDA context)
+BUSY_WINDOW_S = 0.5  # how long the machine's load is read before the experiments that time nothing start
 
 
 def cores() -> int:
-    """How many experiments that time nothing run at once: one per core this process may use, at most
-    ``MAX_SIDE_BY_SIDE``."""
+    """How many experiments that time nothing run at once on a quiet machine: one per core this process may use, at
+    most ``MAX_SIDE_BY_SIDE``."""
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(usable, MAX_SIDE_BY_SIDE))
 
 
+def free_cores() -> tuple[int, float]:
+    """How many experiments that time nothing run at once now, and how many cores other programs keep busy: one
+    experiment per core (``cores()``) those programs leave free, read with psutil over ``BUSY_WINDOW_S``, at least
+    one. Beside programs that hold the cores, fewer at a time each get a larger share of a core, where all of them
+    at once would each wait their turn for one: no experiment slows down by more than the machine's load."""
+    import psutil
+
+    mine = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    busy = psutil.cpu_percent(interval=BUSY_WINDOW_S) / 100 * (psutil.cpu_count() or mine)
+    # a core counts as taken once others use more than three quarters of one
+    return max(1, min(cores(), mine - int(busy + 0.25))), busy
+
+
 def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
                  expected: list[float]) -> list[tuple[dict | Exception, float]]:
-    """Experiments ``(exp, params, digest)`` that time nothing, each run once in a worker process, ``cores()`` of them
-    at a time (each with one thread: ``environment.experiment_threads``), the longest ``expected`` first. Returns,
+    """Experiments ``(exp, params, digest)`` that time nothing, each run once in a worker process, ``free_cores()`` of
+    them at a time (each with one thread: ``environment.experiment_threads``), the longest ``expected`` first. Returns,
     in the order given, each value (or the error that stopped it) and the seconds it took."""
     import time
     from concurrent.futures import ThreadPoolExecutor
     from queue import SimpleQueue
 
-    count = cores()
+    count, busy = free_cores()
     free: SimpleQueue[int] = SimpleQueue()
     for index in range(count):
         _worker(index)  # started here, one by one, not by the threads at once
         free.put(index)
-    log.info("pitfalls: running %d experiments side by side, %d at a time", len(wanted), count)
+    log.info("pitfalls: running %d experiments side by side, %d at a time%s", len(wanted), count,
+             f" (other programs keep {busy:.1f} of {cores()} cores busy)" if count < cores() else "")
 
     def one(item: tuple[Any, dict, str]) -> tuple[dict | Exception, float]:
         exp, params, digest = item
