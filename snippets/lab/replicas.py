@@ -200,11 +200,15 @@ MAX_SIDE_BY_SIDE = 4  # each worker holds its own torch (and, on a GPU, its own 
 BUSY_WINDOW_S = 0.5  # how long the machine's load is read before the experiments that time nothing start
 
 
+def _usable() -> int:
+    """The cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def cores() -> int:
     """How many experiments that time nothing run at once on a quiet machine: one per core this process may use, at
     most ``MAX_SIDE_BY_SIDE``."""
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(usable, MAX_SIDE_BY_SIDE))
+    return max(1, min(_usable(), MAX_SIDE_BY_SIDE))
 
 
 def free_cores() -> tuple[int, float]:
@@ -214,7 +218,7 @@ def free_cores() -> tuple[int, float]:
     at once would each wait their turn for one: no experiment slows down by more than the machine's load."""
     import psutil
 
-    mine = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    mine = _usable()
     busy = psutil.cpu_percent(interval=BUSY_WINDOW_S) / 100 * (psutil.cpu_count() or mine)
     # a core counts as taken once others use more than three quarters of one
     return max(1, min(cores(), mine - int(busy + 0.25))), busy
@@ -230,12 +234,13 @@ def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
     from queue import SimpleQueue
 
     count, busy = free_cores()
+    quiet = cores()
     free: SimpleQueue[int] = SimpleQueue()
     for index in range(count):
         _worker(index)  # started here, one by one, not by the threads at once
         free.put(index)
     log.info("pitfalls: running %d experiments side by side, %d at a time%s", len(wanted), count,
-             f" (other programs keep {busy:.1f} of {cores()} cores busy)" if count < cores() else "")
+             f" (other programs keep {busy:.1f} of {quiet} cores busy)" if count < quiet else "")
 
     def one(item: tuple[Any, dict, str]) -> tuple[dict | Exception, float]:
         exp, params, digest = item
