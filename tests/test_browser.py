@@ -2,8 +2,8 @@
 
 Pages are discovered from the built site (its sitemap and its navigation), never listed here. Each page is
 opened once on a laptop-sized screen — in the light palette, then in the dark one through the header's
-toggle, with a screenshot of each (the whole page in light, the first screen in dark) — and once on a
-phone-sized screen. The tests below check what those visits recorded. Screenshots are saved under ``test-artifacts/screenshots/`` (or
+toggle, with a screenshot of the first screen of each — and once on a phone-sized screen. The tests below
+check what those visits recorded. Screenshots are saved under ``test-artifacts/screenshots/`` (or
 ``$PITFALLS_ARTIFACTS/screenshots/``); the run's summary names the folder.
 
 Accessibility is checked by axe-core (the engine behind Lighthouse's accessibility audit, bundled by the
@@ -494,7 +494,9 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe, record: dict
         options = {"contrast": True, "details": True, "minContrast": MIN_CONTRAST, "copyButton": COPY_BUTTON}
         light = session.page.evaluate(MEASURE_JS, options)
         light["screenshot"] = str(artifacts / f"{slug(page)}-light.png")
-        session.page.screenshot(path=light["screenshot"], full_page=True, animations="disabled")
+        # its first screen, as in dark and on the phone: a whole topic page is some 20,000 px, and its screenshot
+        # took 10-12 s a page; no test reads the pictures (they are for a person looking into a failure)
+        session.page.screenshot(path=light["screenshot"], animations="disabled")
         # the same blocks in the same order; Material names a block (id="__code_N") only as it equips it
         equipped = session.page.evaluate(EQUIP_CODE_JS, COPY_BUTTON)
         if len(equipped) == len(light["codeBlocks"]):
@@ -517,7 +519,7 @@ def _visit(browser, base_url: str, page: str, artifacts: Path, axe, record: dict
                 "(before) => document.body.getAttribute('data-md-color-scheme') !== before", arg=light["scheme"])
             session.page.evaluate("() => window.scrollTo(0, 0)")
             dark_shot = str(artifacts / f"{slug(page)}-dark.png")
-            session.page.screenshot(path=dark_shot, animations="disabled")  # its first screen (the light one is whole)
+            session.page.screenshot(path=dark_shot, animations="disabled")
             dark = session.page.evaluate(MEASURE_JS, {**options, "details": False})
             dark["screenshot"] = dark_shot
             record["dark"] = dark

@@ -83,6 +83,9 @@ def results(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PITFALLS_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
         patch.delenv("REFRESH", raising=False)
+        # in this process, as every other test's experiments (conftest): a module's fixture is made before the
+        # function-scoped fixture that sets this, and would otherwise measure in the build's separate processes
+        patch.setenv("PITFALLS_PROCESSES", "1")
         yield {name: run(getattr(measure, name), **params) for name, params in SMALL.items()}
 
 
