@@ -274,17 +274,15 @@ def breakdown(result: Result) -> str:
     total = sum(shares[key]["value"] for key in INSIDE_KEYS)
     inside.append([f"**{t(whole['label'])}**", f"**{seconds(whole['mean'])}**", f"**{seconds(whole['median'])}**",
                    f"**{total:.0%}**"])
-    epoch = stage_row(result, "whole epoch")
+    # the whole epoch these are compared with is not printed again: the first table gives the epoch's time
     compared = [[row["label"], seconds(row["median"]),
                  percent_cell(shares[key]) if (key := _compared_key(row["label"])) else "—"]
-                for row in result["stages"]]
-    compared[0][2] = "100% (baseline)"
+                for row in result["stages"] if row["label"] != "whole epoch"]
     return (table([f"Stage, timed inside DataLoader epochs (N = {result['n']:,}, full batch; per epoch)", "mean",
                    "median of the rounds", "share of the epoch (95% interval, from the means)"], inside)
             + f"\n{rounds}\n\n"
             + table([f"Timed on its own (N = {result['n']:,})", "median",
-                     t("against a whole epoch timed beside it, {time} (95% interval)", time=seconds(epoch["median"]))],
-                    compared)
+                     "share of a whole epoch timed beside it (95% interval)"], compared)
             + "\n" + stamp_line(result) + breakdown_noise(result))
 
 
@@ -298,7 +296,7 @@ def _rounds_cell(row: dict) -> str:
         return t("*{processes} processes × {rounds} rounds of back-to-back epochs; the rest is the whole minus the "
                  "four stages, so the shares add up to 100% by construction. The means include the garbage "
                  "collector's collections, which land in some rounds and not others: that is why a mean can sit "
-                 "well above the median, here and against the whole epoch timed on its own below.*",
+                 "well above the median.*",
                  processes=len(processes), rounds=len(processes[0]["rounds"]))
     return t("*{rounds} rounds of back-to-back epochs, in one process; the rest is the whole minus the four stages, "
              "so the shares add up to 100% by construction.*", rounds=len(row["rounds"]))
