@@ -17,7 +17,7 @@ export PYTHONUNBUFFERED = 1
 # level 6 is above every level it prints (a profiler that fails raises in Python all the same)
 export KINETO_LOG_LEVEL ?= 6
 
-.PHONY: setup serve build record record-release test test-fast bench mutation browser-deps fonts clean clean-cache
+.PHONY: setup serve build record record-release test test-fast bench translations mutation browser-deps fonts clean clean-cache
 
 setup: $(STAMP)
 
@@ -83,6 +83,11 @@ fonts: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+## Bring the Chinese catalogues (zh.po beside the code) up to date with what the site prints: an entry whose English
+## changed keeps its old translation, marked fuzzy for a translator to check (tools/translations.py)
+translations: $(STAMP)
+	$(BIN)/python tools/translations.py
 
 ## Mutation testing of the recipes and the lab, scores checked against their targets (minutes)
 mutation: $(STAMP)

@@ -24,6 +24,24 @@ def made_result(value: dict, experiment: str, *, timing: bool = False, **extra):
     return Result(value, experiment, {}, environment.fingerprint(), "2000-01-01T00:00:00+00:00", 0.0, timing, **extra)
 
 
+def write_catalogue(path: Path, entries: dict[str, str], *, notes: dict[str, dict[str, str]] | None = None,
+                    fuzzy: tuple[str, ...] = ()) -> None:
+    """A gettext catalogue at ``path`` (``zh.po``) holding ``entries`` (English: translation), with ``notes``
+    ({"reordered" or "unused": {entry: why}}) as translator comments and the ``fuzzy`` entries flagged so, written by
+    Babel as the shipped ones are."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    catalog = Catalog(locale="zh_Hans_CN")
+    for key, value in entries.items():
+        comments = [f"{kind}: {why}" for kind, listed in (notes or {}).items() for entry, why in listed.items()
+                    if entry == key]
+        catalog.add(key, value, user_comments=comments, flags=["fuzzy"] if key in fuzzy else [])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as stream:
+        write_po(stream, catalog)
+
+
 def build_site(dest: Path, *, env_extra: dict[str, str] | None = None, config: Path | None = None,
                cwd: Path = ROOT, flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """``mkdocs build --strict`` (and ``flags``, such as ``-q``) into ``dest``; returns the finished process

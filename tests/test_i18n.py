@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
 import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, write_catalogue
 from snippets.lab import claims, i18n, render
 from snippets.lab import context
 
@@ -28,12 +27,12 @@ def zh(monkeypatch):
 
 @pytest.fixture()
 def catalogue_in(tmp_path, monkeypatch):
-    """A private set of catalogues: ``catalogue_in({"a/zh.json": {...}})``."""
-    def write(files: dict[str, dict]):
+    """A private set of catalogues: ``catalogue_in({"a/zh.po": {...}, "a/zh.po#notes": {"reordered": {...}}})``
+    (the notes become translator comments on their entries; ``fuzzy``: entries flagged fuzzy)."""
+    def write(files: dict[str, dict], fuzzy: tuple[str, ...] = ()):
         for name, entries in files.items():
-            path = tmp_path / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(entries, ensure_ascii=False), encoding="utf-8")
+            if not name.endswith("#notes"):
+                write_catalogue(tmp_path / name, entries, notes=files.get(f"{name}#notes"), fuzzy=fuzzy)
         monkeypatch.setattr(i18n, "_ROOT", tmp_path)
         _forget()
         return i18n
@@ -42,7 +41,7 @@ def catalogue_in(tmp_path, monkeypatch):
 
 
 def _forget():
-    for cached in (i18n.catalogue, i18n.notes, i18n.translations, i18n._source_text):
+    for cached in (i18n._read, i18n.catalogue, i18n.notes, i18n.pending, i18n.translations, i18n._source_text):
         cached.cache_clear()
 
 
@@ -55,14 +54,14 @@ def test_english_is_the_source_and_comes_back_unchanged():
 
 
 def test_a_text_and_a_template_are_translated(zh, catalogue_in):
-    catalogue_in({"zh.json": {"median": "中位数", "{n} runs": "{n} 次运行"}})
+    catalogue_in({"zh.po": {"median": "中位数", "{n} runs": "{n} 次运行"}})
     assert i18n.t("median") == "中位数"
     assert i18n.t("{n} runs", n=3) == "3 次运行"
     assert context.current().missing == {}
 
 
 def test_a_pattern_matches_printed_text_and_translates_what_it_captured(zh, catalogue_in):
-    catalogue_in({"zh.json": {"Batch {b}: needs {steps} steps": "批大小 {b}：需要 {steps} 步",
+    catalogue_in({"zh.po": {"Batch {b}: needs {steps} steps": "批大小 {b}：需要 {steps} 步",
                               "{what} (sequential)": "{what}（顺序）", "loss": "损失"}})
     assert i18n.t("Batch 64: needs 3,140 steps") == "批大小 64：需要 3,140 步"
     assert i18n.t("loss (sequential)") == "损失（顺序）"
@@ -72,7 +71,7 @@ def test_a_pattern_matches_printed_text_and_translates_what_it_captured(zh, cata
 
 
 def test_a_field_used_twice_must_capture_the_same_text(zh, catalogue_in):
-    catalogue_in({"zh.json": {"{x} against {x}": "{x} 对自身"}})
+    catalogue_in({"zh.po": {"{x} against {x}": "{x} 对自身"}})
     assert i18n.t("a1 against a1") == "a1 对自身"
     assert i18n.translate("a1 against b2", "zh") is None
 
@@ -80,7 +79,7 @@ def test_a_field_used_twice_must_capture_the_same_text(zh, catalogue_in):
 def test_a_missing_translation_is_kept_in_english_and_reported_with_its_page(zh, catalogue_in, monkeypatch):
     from snippets.lab import cache
 
-    catalogue_in({"zh.json": {}})
+    catalogue_in({"zh.po": {}})
     monkeypatch.setattr(context.current(), "page", "zh/seeding-order.md")
     assert i18n.t("bitwise equal") == "bitwise equal"
     assert context.current().missing == {("zh", "bitwise equal"): {"zh/seeding-order.md"}}
@@ -99,43 +98,43 @@ def test_words_need_a_translation(text):
 
 
 def test_a_key_translated_differently_in_two_catalogues_is_an_error(catalogue_in):
-    catalogue_in({"a/zh.json": {"median": "中位数"}, "b/zh.json": {"median": "中值"}})
+    catalogue_in({"a/zh.po": {"median": "中位数"}, "b/zh.po": {"median": "中值"}})
     with pytest.raises(ValueError, match="translated twice, differently"):
         i18n.catalogue("zh")
 
 
 def test_a_translation_must_keep_the_keys_fields(catalogue_in):
-    catalogue_in({"zh.json": {"{n} runs": "{count} 次运行"}})
+    catalogue_in({"zh.po": {"{n} runs": "{count} 次运行"}})
     with pytest.raises(ValueError, match="same fields"):
         i18n.catalogue("zh")
 
 
 def test_a_swapped_pair_of_fields_is_refused_unless_the_notes_say_why(catalogue_in):
-    catalogue_in({"zh.json": {"{low} to {high}": "{high} 至 {low}"}})
+    catalogue_in({"zh.po": {"{low} to {high}": "{high} 至 {low}"}})
     with pytest.raises(ValueError, match=r"order \['high', 'low'\], the key in \['low', 'high'\]"):
         i18n.catalogue("zh")
-    catalogue_in({"zh.json": {"{count} of {runs}": "{runs} 次中 {count} 次"},
-                  "zh.notes.json": {"reordered": {"{count} of {runs}": "the whole before the part"}}})
+    catalogue_in({"zh.po": {"{count} of {runs}": "{runs} 次中 {count} 次"},
+                  "zh.po#notes": {"reordered": {"{count} of {runs}": "the whole before the part"}}})
     assert i18n.translate("3 of 10", "zh") == "10 次中 3 次"
 
 
 @pytest.mark.parametrize("value", ["{} 次运行", "{0} 次运行", "{n 次运行"])
 def test_an_unnamed_or_broken_field_is_refused(catalogue_in, value):
-    catalogue_in({"zh.json": {"{n} runs": value}})
+    catalogue_in({"zh.po": {"{n} runs": value}})
     with pytest.raises(ValueError, match="unnamed or indexed field|not a valid template|same fields"):
         i18n.catalogue("zh")
 
 
 def test_a_wrong_literal_digit_is_refused_and_an_added_one_allowed(catalogue_in):
-    catalogue_in({"zh.json": {"more than 5× as long": "耗时是 6 倍以上"}})
+    catalogue_in({"zh.po": {"more than 5× as long": "耗时是 6 倍以上"}})
     with pytest.raises(ValueError, match=r"must keep the key's literal numbers \['5'\], it lacks \['5'\]"):
         i18n.catalogue("zh")
-    catalogue_in({"zh.json": {"ends more than 3× below": "不到 1/3"}})
+    catalogue_in({"zh.po": {"ends more than 3× below": "不到 1/3"}})
     assert i18n.translate("ends more than 3× below", "zh") == "不到 1/3"
 
 
 def test_a_translation_handed_back_to_t_is_reported_not_passed_through(zh, catalogue_in, monkeypatch):
-    catalogue_in({"zh.json": {"median": "中位数"}})
+    catalogue_in({"zh.po": {"median": "中位数"}})
     monkeypatch.setattr(context.current(), "page", "zh/loader-overhead.md")
     assert i18n.t(i18n.t("median")) == "中位数"
     assert context.current().twice == {("zh", "中位数"): {"zh/loader-overhead.md"}}
@@ -144,9 +143,9 @@ def test_a_translation_handed_back_to_t_is_reported_not_passed_through(zh, catal
 
 
 def test_an_entry_no_build_used_and_nothing_writes_is_reported(zh, catalogue_in):
-    catalogue_in({"zh.json": {"median": "中位数", "{count} of {runs}": "{runs} 次中 {count} 次",
+    catalogue_in({"zh.po": {"median": "中位数", "{count} of {runs}": "{runs} 次中 {count} 次",
                               "3 of 10": "10 次中 3 次", "held back": "保留", "a docstring line": "一行"},
-                  "zh.notes.json": {"reordered": {"{count} of {runs}": "the whole before the part"},
+                  "zh.po#notes": {"reordered": {"{count} of {runs}": "the whole before the part"},
                                     "unused": {"a docstring line": "torch's docstring changes"}}})
     (i18n._ROOT / "figures.py").write_text('label = t("held back")\n', encoding="utf-8")
     i18n._source_text.cache_clear()
@@ -156,20 +155,36 @@ def test_an_entry_no_build_used_and_nothing_writes_is_reported(zh, catalogue_in)
         "held back is written in the code (printed on some machines only); the docstring line is noted"
 
 
-def test_notes_naming_an_entry_the_catalogue_lacks_are_refused(catalogue_in):
-    catalogue_in({"zh.json": {"median": "中位数"}, "zh.notes.json": {"unused": {"mean": "why"}}})
-    with pytest.raises(ValueError, match=r"name entries its catalogue does not have: \['mean'\]"):
+def test_a_note_without_its_reason_is_refused_and_a_wrapped_one_is_read_whole(catalogue_in):
+    catalogue_in({"zh.po": {"median": "中位数"}, "zh.po#notes": {"unused": {"median": ""}}})
+    with pytest.raises(ValueError, match=r"the note 'unused' on 'median' gives no reason"):
         i18n.catalogue("zh")
-    catalogue_in({"zh.json": {"median": "中位数"}, "zh.notes.json": {"unused": {"median": ""}}})
-    with pytest.raises(ValueError, match="each with its reason"):
+    catalogue_in({"zh.po": {"median": "中位数"}})
+    path = i18n._ROOT / "zh.po"
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        'msgid "median"', '# unused: printed on a CUDA device\n# only\nmsgid "median"'), encoding="utf-8")
+    _forget()
+    assert i18n.notes("zh")["unused"] == {"median": "printed on a CUDA device only"}
+
+
+def test_a_catalogue_that_is_not_gettext_is_named(catalogue_in):
+    catalogue_in({"zh.po": {}})
+    (i18n._ROOT / "zh.po").write_text('msgid "a"\nmsgstr "甲"\nnonsense "b"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"zh.po: not a valid gettext catalogue"):
         i18n.catalogue("zh")
 
 
-def test_a_catalogue_that_is_not_json_is_named(catalogue_in):
-    catalogue_in({"zh.json": {}})
-    (i18n._ROOT / "zh.json").write_text("{", encoding="utf-8")
-    with pytest.raises(ValueError, match="not valid JSON"):
-        i18n.catalogue("zh")
+def test_a_fuzzy_or_untranslated_entry_translates_nothing_and_is_named(zh, catalogue_in):
+    """The usual gettext workflow: an entry flagged fuzzy (its English changed since it was translated) or left
+    empty is not used; the text stays missing, and ``pending`` says which entry waits, and where."""
+    catalogue_in({"zh.po": {"median": "中位数", "mean of the rounds": "各组的平均值", "spread": ""}},
+                 fuzzy=("mean of the rounds",))
+    assert i18n.t("median") == "中位数"
+    assert i18n.t("mean of the rounds") == "mean of the rounds" and i18n.t("spread") == "spread"
+    assert set(context.current().missing) == {("zh", "mean of the rounds"), ("zh", "spread")}
+    waiting = i18n.pending("zh")
+    assert set(waiting) == {"mean of the rounds", "spread"}
+    assert waiting["mean of the rounds"].startswith("is fuzzy") and waiting["spread"].startswith("has no translation")
 
 
 def test_the_language_of_a_page_is_its_folder():
@@ -491,14 +506,14 @@ def test_english_asks_no_catalogue_and_reports_nothing(monkeypatch):
 
 
 def test_a_text_asked_for_outside_a_page_is_reported_as_such(zh, catalogue_in):
-    catalogue_in({"zh.json": {}})
+    catalogue_in({"zh.po": {}})
     i18n.t("bitwise equal")
     assert context.current().missing == {("zh", "bitwise equal"): {"?"}}
 
 
 def test_when_a_longer_pattern_cannot_translate_what_it_captured_a_shorter_one_is_tried(zh, catalogue_in):
-    catalogue_in({"zh.json": {"{a} of {b} runs": "{b} 中的 {a} 次运行", "{x} runs": "{x} 次", "foo of bar": "甲之乙"},
-                  "zh.notes.json": {"reordered": {"{a} of {b} runs": "the whole before the part"}}})
+    catalogue_in({"zh.po": {"{a} of {b} runs": "{b} 中的 {a} 次运行", "{x} runs": "{x} 次", "foo of bar": "甲之乙"},
+                  "zh.po#notes": {"reordered": {"{a} of {b} runs": "the whole before the part"}}})
     assert i18n.t("foo of bar runs") == "甲之乙 次"
 
 
@@ -513,7 +528,7 @@ def test_the_language_of_a_windows_path_is_its_folder():
 
 def test_a_contradicted_claim_reads_in_the_pages_language_with_its_measured_words_translated(zh, catalogue_in,
                                                                                             monkeypatch):
-    catalogue_in({"zh.json": {"contradicted by this build": "与本次构建的测量矛盾", "the CPU": "CPU"}})
+    catalogue_in({"zh.po": {"contradicted by this build": "与本次构建的测量矛盾", "the CPU": "CPU"}})
     monkeypatch.setattr(context.current(), "collect_contradictions", True)
     monkeypatch.setattr(claims, "_on_other_machines", lambda outcome: "")
     outcome = claims.Check(name="p.c", condition="x > 1", holds=False, values={"device": "the CPU", "x": 0})
@@ -537,7 +552,7 @@ def test_the_exact_advice_when_the_cjk_font_is_missing(monkeypatch):
 def test_fixed_tick_labels_are_translated(zh, catalogue_in):
     from matplotlib.ticker import FixedFormatter
 
-    catalogue_in({"zh.json": {"direct": "直接", "DataLoader": "DataLoader"}})
+    catalogue_in({"zh.po": {"direct": "直接", "DataLoader": "DataLoader"}})
     fig, ax = render.new_figure("wide")
     ax.bar([0, 1], [1, 2])
     ax.set_xticks([0, 1])
@@ -605,3 +620,41 @@ def test_no_page_relies_on_a_code_annotation():
     marked = [str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md")
               if re.search(r"#\s*\(\d+\)!?", path.read_text(encoding="utf-8"))]
     assert not marked, f"annotation markers in {marked}"
+
+
+def test_make_translations_keeps_a_changed_texts_translation_as_fuzzy_and_drops_what_nothing_prints(catalogue_in):
+    """``make translations`` on what a build printed: the edited English takes its old translation, flagged fuzzy
+    with the old English beside it; an entry nothing prints or writes goes, one noted as unused stays; a new text
+    goes, untranslated, to the catalogue of the package whose code writes it (the lab's when none does)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("translations", ROOT / "tools" / "translations.py")
+    translations = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(translations)
+    from babel.messages.pofile import read_po
+
+    old, new = "share of a whole epoch timed beside it (95% interval)", "share of a whole epoch timed next to it (95% interval)"
+    catalogue_in({"lab/zh.po": {"median": "中位数", "an old label nothing prints": "旧标签", "a CUDA row": "CUDA 行"},
+                  "lab/zh.po#notes": {"unused": {"a CUDA row": "printed on a CUDA device only"}},
+                  "pkg/zh.po": {old: "占与之一同计时的整轮耗时的比例（95% 区间）"}})
+    (i18n._ROOT / "pkg" / "figures.py").write_text('LABEL = "a label the package writes"\n', encoding="utf-8")
+    report = translations.update("zh", {"used": ["median"],
+                                        "missing": [new, "a label the package writes", "a text no code writes"]})
+
+    def entries(name):
+        with (i18n._ROOT / name / "zh.po").open("rb") as stream:
+            return {m.id: m for m in read_po(stream) if m.id}
+
+    lab, pkg = entries("lab"), entries("pkg")
+    assert set(lab) == {"median", "a CUDA row", "a text no code writes"}, "the unused entry went, the noted one stayed"
+    assert lab["a text no code writes"].string == "" and not lab["a text no code writes"].fuzzy
+    assert set(pkg) == {new, "a label the package writes"}
+    assert pkg[new].fuzzy and pkg[new].string == "占与之一同计时的整轮耗时的比例（95% 区间）"
+    assert f'#| msgid "{old}"' in (i18n._ROOT / "pkg" / "zh.po").read_text(encoding="utf-8"), "the old English shown"
+    assert pkg["a label the package writes"].string == ""
+    assert any("fuzzy" in line and new in line for line in report) and any("dropped" in line for line in report)
+    _forget()
+    assert set(i18n.pending("zh")) == {new, "a label the package writes", "a text no code writes"}
+    assert new not in i18n.catalogue("zh")[0], "a fuzzy entry translates nothing until it is checked"
+    assert translations.update("zh", {"used": ["median", new, "a label the package writes", "a text no code writes"],
+                                      "missing": []}) == [], "a second run changes nothing"

@@ -93,7 +93,7 @@ def test_presentation_edits_rerun_nothing_and_keep_every_recording_current(copy)
     for module in edited:  # a docstring and a new function: code, but none that an experiment reaches
         module.write_text(module.read_text().replace('"""', '"""Edited wording. ', 1)
                           + "\n\ndef _an_edit_of_presentation():\n    return 'edited'\n")
-    _edit(lab / "zh.json", '"CPU model": "CPU 型号"', '"CPU model": "处理器型号"')
+    _edit(lab / "zh.po", 'msgid "CPU model"\nmsgstr "CPU 型号"', 'msgid "CPU model"\nmsgstr "处理器型号"')
     measure = copy / "snippets" / "experiments" / "loader" / "measure.py"
     measure.write_text(measure.read_text() + "\n\n@experiment()\ndef added_beside_the_others() -> dict:\n"
                        "    return {'added': True}\n")

@@ -4,8 +4,11 @@ print in it.
 The pages are written in each language by hand (``docs/`` in English, ``docs/zh/`` in Chinese); their claims'
 sentences are in the page. What the Python side prints — table headers and cells, figures' titles, labels and
 legends, stamps, warnings, code panels' captions, claims' hover texts — is English in the source, and
-:func:`t` gives it in the language of the page being built, from a catalogue beside the code that prints it
-(``zh.json`` in ``snippets/lab/`` and in each experiment's package: ``{"English": "中文"}``).
+:func:`t` gives it in the language of the page being built, from a gettext catalogue beside the code that prints
+it (``zh.po`` in ``snippets/lab/`` and in each experiment's package, read with Babel: the English is the ``msgid``,
+the translation the ``msgstr``). ``make translations`` (``tools/translations.py``) brings the catalogues up to date
+with what a build prints, the usual gettext way: an entry whose English changed keeps its old translation, marked
+fuzzy, and a strict build names every fuzzy or untranslated entry until a translator has checked it.
 
 A catalogue key may hold fields, ``"{runs} runs"``: it then matches any text of that shape, and the fields it
 captured are themselves translated and put into the translation (``"{runs} 次运行"``). A text that needs a
@@ -15,7 +18,6 @@ with the page that asked; the MkDocs hook fails the build at that page, naming e
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 from typing import Iterable
@@ -42,7 +44,8 @@ _KEPT = re.compile(r"""^[\W\d_]*(
     | [a-z]
 )[\W\d_]*$""", re.X)
 _FIELD = re.compile(r"\{(\w+)\}")
-LANGUAGE_NOTES = "the catalogue's <lang>.notes.json"
+LANGUAGE_NOTES = "a translator comment 'reordered: why' on the entry (its catalogue, <lang>.po)"
+NOTE_KINDS = ("reordered", "unused")
 
 
 def _digits(text: str) -> list[str]:
@@ -79,47 +82,88 @@ def translation_problem(key: str, value: str, *, reordered: bool = False) -> str
 
 def catalogue_files(lang: str) -> list[Path]:
     """Every catalogue of ``lang`` in the package, in a fixed order."""
-    return sorted(_ROOT.rglob(f"{lang}.json"))
+    return sorted(_ROOT.rglob(f"{lang}.po"))
+
+
+@lru_cache(maxsize=None)
+def _read(lang: str) -> tuple[tuple[Path, object], ...]:
+    """Every catalogue of ``lang``, read by Babel: (path, Catalog)."""
+    from babel.messages.pofile import PoFileError, read_po
+
+    found = []
+    for path in catalogue_files(lang):
+        try:
+            with path.open("rb") as stream:
+                found.append((path, read_po(stream, abort_invalid=True)))
+        except (PoFileError, UnicodeDecodeError, ValueError) as error:
+            raise ValueError(f"{path}: not a valid gettext catalogue: {error}") from None
+    return tuple(found)
+
+
+def _notes_of(message, path: Path) -> dict[str, str]:
+    """What an entry's translator comments say of it: ``# reordered: why`` and ``# unused: why`` (a line that starts
+    with neither goes on the note above it, as a long comment wraps)."""
+    found: dict[str, str] = {}
+    kind = None
+    for line in message.user_comments:
+        head, _, rest = line.partition(":")
+        if head.strip() in NOTE_KINDS:
+            kind = head.strip()
+            found[kind] = rest.strip()
+        elif kind is not None:
+            found[kind] = f"{found[kind]} {line.strip()}".strip()
+    empty = [kind for kind, why in found.items() if not why]
+    if empty:
+        raise ValueError(f"{path}: the note {empty[0]!r} on {message.id!r} gives no reason: each note says why")
+    return found
 
 
 @lru_cache(maxsize=None)
 def notes(lang: str) -> dict[str, dict[str, str]]:
-    """What the catalogues' ``{lang}.notes.json`` say of some entries, each with its reason: "reordered" (the
+    """What the catalogues' translator comments say of some entries, each with its reason: "reordered" (the
     translation puts its fields in another order than the key, as the language needs) and "unused" (an entry no
     build on this machine prints, see :func:`unused`)."""
-    found: dict[str, dict[str, str]] = {"reordered": {}, "unused": {}}
-    for path in sorted(_ROOT.rglob(f"{lang}.notes.json")):
-        entries = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(entries, dict) or set(entries) - set(found) or not all(
-                isinstance(v, dict) and all(isinstance(x, str) and isinstance(y, str) and y for x, y in v.items())
-                for v in entries.values()):
-            raise ValueError(f"{path}: notes are {{\"reordered\" or \"unused\": {{entry: why}}}}, each with its reason")
-        siblings = json.loads((path.parent / f"{lang}.json").read_text(encoding="utf-8"))
-        for kind, listed in entries.items():
-            stale = [key for key in listed if key not in siblings]
-            if stale:
-                raise ValueError(f"{path}: its {kind!r} notes name entries its catalogue does not have: {stale}")
-            found[kind].update(listed)
+    found: dict[str, dict[str, str]] = {kind: {} for kind in NOTE_KINDS}
+    for path, catalog in _read(lang):
+        for message in catalog:
+            if message.id:
+                for kind, why in _notes_of(message, path).items():
+                    found[kind][message.id] = why
+    return found
+
+
+@lru_cache(maxsize=None)
+def pending(lang: str) -> dict[str, str]:
+    """The entries a translator has still to see, each with what to do and where: fuzzy (its English changed since
+    it was translated: ``make translations`` kept the old translation to check) or untranslated. None is used."""
+    found = {}
+    for path, catalog in _read(lang):
+        for message in catalog:
+            if message.id and (message.fuzzy or not message.string):
+                state = ("is fuzzy: its English changed since it was translated; check the translation and remove "
+                         "the fuzzy flag" if message.fuzzy else "has no translation yet")
+                found[message.id] = f"{state} ({path.relative_to(_ROOT.parent).as_posix()})"
     return found
 
 
 @lru_cache(maxsize=None)
 def catalogue(lang: str) -> tuple[dict[str, str], tuple[tuple[re.Pattern, str, str], ...]]:
-    """``lang``'s catalogue: exact texts, and the keys with fields as patterns (longest key first)."""
+    """``lang``'s catalogue: exact texts, and the keys with fields as patterns (longest key first). Fuzzy and
+    untranslated entries are left out (:func:`pending` names them)."""
     exact: dict[str, str] = {}
     where: dict[str, Path] = {}
-    for path in catalogue_files(lang):
-        try:
-            entries = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not valid JSON: {error}") from None
-        if not isinstance(entries, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                                    for k, v in entries.items()):
-            raise ValueError(f"{path}: a catalogue maps English texts to {lang} texts, both strings")
-        for key, value in entries.items():
+    reordered = notes(lang)["reordered"]
+    for path, catalog in _read(lang):
+        for message in catalog:
+            key, value = message.id, message.string
+            if not key or message.fuzzy or not value:
+                continue
+            if not isinstance(key, str) or not isinstance(value, str):
+                raise ValueError(f"{path}: {key!r} has plural forms; the catalogue maps one English text to one "
+                                 f"{lang} text")
             if key in exact and exact[key] != value:
                 raise ValueError(f"{key!r} is translated twice, differently: in {where[key]} and {path}")
-            problem = translation_problem(key, value, reordered=key in notes(lang)["reordered"])
+            problem = translation_problem(key, value, reordered=key in reordered)
             if problem:
                 raise ValueError(f"{path}: the translation of {key!r} {problem}")
             exact[key], where[key] = value, path

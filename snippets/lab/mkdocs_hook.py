@@ -148,6 +148,9 @@ def purge_snippets() -> list[str]:
 
 
 RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
+# Set by tools/translations.py (make translations): a file to write what the build printed in its language, the
+# catalogue keys it used and the texts it found no translation for, instead of failing on them
+TRANSLATIONS_ENV = "PITFALLS_TRANSLATIONS_OUT"
 
 
 def _recording():
@@ -672,9 +675,16 @@ def on_page_content(html, page, **kwargs):
         fail(source, f"runs experiment {name} but never shows its code: print present(result, renderer) "
                      "or code_panel(result) from snippets.lab beside what it produced")
     for (language, text), pages in sorted(build.missing.items()):
-        if source in pages:
-            fail(source, f"no {language} translation for {text!r}: add it to a {language}.json catalogue "
-                         "(snippets/lab/i18n.py)")
+        if os.environ.get(TRANSLATIONS_ENV):  # make translations: collected for the catalogues, said at the end
+            break
+        if source in pages and text in _lab("i18n").pending(language):
+            fail(source, f"no {language} translation for {text!r}: its entry "
+                         + _lab("i18n").pending(language)[text])
+            pages.discard(source)
+        elif source in pages:
+            fail(source, f"no {language} translation for {text!r}: run `make translations`, which carries an old "
+                         f"translation over to changed English as a fuzzy entry, or add it to the {language}.po "
+                         "beside the code that prints it (snippets/lab/i18n.py)")
             pages.discard(source)
     for (language, text), pages in sorted(build.twice.items()):
         if source in pages:
@@ -1021,12 +1031,23 @@ def on_post_build(config):
         pending = {name: seconds for page in build.pending.values() for name, seconds in page.items()}
         _lab("store").store_text(_lab("store").pending_path(), json.dumps(
             {"experiments": pending, "notebooks": sorted(_session.pending_notebooks)}, sort_keys=True))
-    if language != i18n.DEFAULT and _whole_site(config):
+    if language != i18n.DEFAULT and os.environ.get(TRANSLATIONS_ENV):  # make translations: what the pages printed
+        import json
+
+        missing = sorted(text for lang, text in build.missing if lang == language)
+        _lab("store").store_text(Path(os.environ[TRANSLATIONS_ENV]), json.dumps(
+            {"language": language, "used": sorted(build.used), "missing": missing}, ensure_ascii=False))
+    elif language != i18n.DEFAULT and _whole_site(config):
         left = i18n.unused(language, build.used)
         if left:  # an entry no page printed: a template that drifted from its English, or one nobody uses
             raise PluginError(f"{len(left)} {language} catalogue entr{'ies' if len(left) > 1 else 'y'} no page used "
-                              f"(remove, or note it under \"unused\" in a {language}.notes.json beside its catalogue, with why): "
-                              + "; ".join(repr(key) for key in left))
+                              "(run `make translations`, which makes them obsolete, or give the entry a translator "
+                              "comment '# unused: why' in its catalogue): " + "; ".join(repr(key) for key in left))
+    if language != i18n.DEFAULT and not os.environ.get(TRANSLATIONS_ENV):
+        waiting = i18n.pending(language)
+        if waiting:  # the usual gettext workflow: nothing fuzzy or untranslated is published
+            raise PluginError(f"{len(waiting)} {language} catalogue entr{'ies' if len(waiting) > 1 else 'y'} to "
+                              "check: " + "; ".join(f"{key!r} {state}" for key, state in waiting.items()))
     if last:  # the timing workers measured what this build needed: none outlives it (mkdocs serve goes on)
         replicas = sys.modules.get("snippets.lab.replicas")
         if replicas is not None:
