@@ -98,6 +98,8 @@ def test_the_matrix_shows_holds_fails_missing_and_stale_and_names_the_first_rele
     say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
     build.page = "index.md"
     say(ratio_check(cache.run(lab.speed, n=5)), "Again, {ratio:.0f}")  # the same claim: one row, two pages
+    # each page named by the title the build's navigation gave it (the hook records it): the lab knows no page
+    build.titles.update({"loader-overhead.md": "DataLoader overhead", "index.md": "Home"})
     html = versions.matrix(build.said)
     assert html.count("<tr>") == 1 and html.count('<tr data-check="') == 1, "a header row and one claim"
     headers = re.findall(r'<th scope="col">(.*?)</th>', html)
@@ -254,3 +256,13 @@ def test_the_cublas_sentence_names_the_first_recorded_release_without_the_requir
         build.language = "zh" if page.startswith("zh/") else "en"
         exec(compile(_block(page, "seeding-cublas"), page, "exec"), {})
         assert expected in capsys.readouterr().out
+
+
+def test_a_page_the_lab_never_heard_of_is_named_by_its_title_in_the_builds_language(lab, ratio_check, build):
+    """A fourth topic needs nothing in the lab: the matrix links each claim to its page under the title that
+    page had in this build (its navigation's, in its language), its file name when it had none."""
+    build.page = "zh/a-fourth-topic.md"
+    say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
+    assert '<a href="../a-fourth-topic/">a-fourth-topic</a>' in versions.matrix(build.said)
+    build.titles["zh/a-fourth-topic.md"] = "第四个主题"
+    assert '<a href="../a-fourth-topic/">第四个主题</a>' in versions.matrix(build.said)

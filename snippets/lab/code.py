@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 PROJECT = "snippets"
-# Where the recipes live: a panel names them as recipes, with a link to their page.
-RECIPES = ("snippets.seeding", "snippets.tensor_loader", "snippets.step_budget")
+# The recipes: the single files at the top of the package that a reader copies (a panel names them as recipes, and
+# the site publishes each for download)
+RECIPES = tuple(f"{PROJECT}.{path.stem}" for path in sorted(Path(__file__).resolve().parents[1].glob("*.py"))
+                if path.stem != "__init__")
 _LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
 _ATTRS = {"LOAD_ATTR", "LOAD_METHOD"}
 

@@ -52,6 +52,7 @@ class Build:
     conditions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # {page: the environment stamp its In short names}: tables measured there need no stamp of their own
     stamps: dict[str, str] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # {page: its title, in its language (the navigation's)}
 
     def ran_on(self, name: str) -> None:
         if self.page:

@@ -147,7 +147,8 @@ def purge_snippets() -> list[str]:
     return names
 
 
-RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
+RECIPES = tuple(path.name for path in sorted(Path(__file__).resolve().parents[1].glob("*.py"))
+                if path.stem != "__init__")  # the recipes: the single files at the top of snippets/
 # Set by tools/translations.py (make translations): a file to write what the build printed in its language, the
 # catalogue keys it used and the texts it found no translation for, instead of failing on them
 TRANSLATIONS_ENV = "PITFALLS_TRANSLATIONS_OUT"
@@ -668,6 +669,8 @@ def on_page_content(html, page, **kwargs):
     build = _lab("context").current()
     build.page = None
     source = page.file.src_path
+    # the Versions page links each claim to its page by this title (the navigation's, in the page's language)
+    build.titles[source] = getattr(page, "title", None) or source
     # Every experiment a page runs has its code shown on that page (provenance.present / code_panel).
     ran = build.ran.get(source, set())
     shown = build.shown.get(source, set())

@@ -226,13 +226,9 @@ def matrix(said: list[dict]) -> str:
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
-_TITLES = {"index": "Home", "seeding-order": "Seeding order", "loader-overhead": "DataLoader overhead",
-           "update-steps": "Update-step counts", "environment": "Environment"}
-
-
 def _page_title(page: str | None) -> str:
-    name = (page or "").rsplit("/", 1)[-1].removesuffix(".md")
-    return t(_TITLES.get(name, name))
+    """The page's title as this build's navigation gives it, in the page's language (its file name outside one)."""
+    return context.current().titles.get(page or "") or (page or "").rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def filled(output: str) -> str:
