@@ -147,15 +147,13 @@ def _never_the_project_cache(request, tmp_path_factory, monkeypatch):
 def _nothing_remembered_from_earlier_tests(monkeypatch):
     """The lab keeps what it derives by content (the helpers a function calls, parsed stylesheets, bootstrap
     intervals), which is right within a build; a test computes its own, so that a wrong derivation cannot hide
-    behind one an earlier test (or the process a mutation test forks from) already made. The MkDocs hook wraps
-    ``timing._ratio`` to remember intervals (``on_config``): unwrapped again after each test."""
-    from snippets.lab import code, mkdocs_hook, notebook_css, timing
+    behind one an earlier test (or the process a mutation test forks from) already made."""
+    from snippets.lab import code, notebook_css, timing
 
     monkeypatch.setattr(code, "_reached", {})
     monkeypatch.setattr(code, "_by_name", {})
     monkeypatch.setattr(notebook_css, "_parsed", {})
-    monkeypatch.setattr(timing, "_ratio", timing._ratio)
-    monkeypatch.setattr(mkdocs_hook._session, "ratios", {})
+    monkeypatch.setattr(timing, "_RATIOS", {})
 
 
 @pytest.fixture()

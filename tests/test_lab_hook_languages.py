@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import functools
 import json
-import inspect
 import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from snippets.lab import cache, claims, i18n, mkdocs_hook as hook, timing
+from snippets.lab import cache, claims, i18n, mkdocs_hook as hook
 from snippets.lab import context
 
 
@@ -108,38 +107,6 @@ def test_the_notebook_pages_are_cached_apart_per_language(fresh_hook, tmp_path, 
         folders[language] = Path(jupyter.config["cache_dir"])
     assert folders["zh"] == folders["en"] / "pages-zh"
     assert hook._session.executed_dir == folders["en"] / "executed", "one execution, shared by the languages"
-
-
-# --- remembered intervals ---------------------------------------------------------------------------------------
-
-def test_an_interval_is_bootstrapped_once_per_input_and_handed_out_as_a_copy(monkeypatch):
-    calls = []
-
-    def bootstrap(numerator, denominator, *, confidence, resamples):
-        calls.append((numerator["n"], denominator["n"], confidence, resamples))
-        return {"ratio": numerator["n"] / denominator["n"], "confidence": confidence}
-
-    monkeypatch.setattr(timing, "_ratio", bootstrap)
-    monkeypatch.setattr(hook._session, "ratios", {})
-    hook._remember_ratios()
-    hook._remember_ratios()  # wrapped once
-    assert timing._ratio.pitfalls_remembered is True
-    first = timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=10)
-    assert first == {"ratio": 0.5, "confidence": 0.95}
-    first["ratio"] = "changed by a caller"
-    assert timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=10) == {"ratio": 0.5, "confidence": 0.95}
-    assert calls == [(2, 4, 0.95, 10)]
-    timing._ratio({"n": 2}, {"n": 4}, confidence=0.9, resamples=10)
-    timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=20)
-    timing._ratio({"n": 4}, {"n": 2}, confidence=0.95, resamples=10)
-    assert calls == [(2, 4, 0.95, 10), (2, 4, 0.9, 10), (2, 4, 0.95, 20), (4, 2, 0.95, 10)]
-    assert len(hook._session.ratios) == 4
-    assert inspect.getclosurevars(timing._ratio).nonlocals["original"] is bootstrap, "wrapped once, not twice"
-    timing._ratio({"n": 2, "unit": "s"}, {"n": 4}, confidence=0.95, resamples=10)
-    timing._ratio({"unit": "s", "n": 2}, {"n": 4}, confidence=0.95, resamples=10)
-    assert len(calls) == 5, "the same timings, whatever the order of their fields, are bootstrapped once"
-    timing._ratio({"n": 2, "at": {Path("a")}}, {"n": 4}, confidence=0.95, resamples=10)
-    assert len(calls) == 6, "a value JSON cannot hold is keyed by its repr"
 
 
 # --- notebooks in Chinese ---------------------------------------------------------------------------------------

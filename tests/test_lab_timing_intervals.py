@@ -363,3 +363,33 @@ def test_interleaved_judges_rounds_too_short_to_tell_by_the_whole_run(monkeypatc
     monkeypatch.setattr(timing, "cpu_snapshot", snapshot)
     result = timing.interleaved({"a": lambda: None}, rounds=3, min_run_time=0.0, block_time=0.0, repeats=1, kind="wall")
     assert result["a"]["contention"] == pytest.approx(0.2)
+
+
+def test_an_interval_is_bootstrapped_once_per_input_and_handed_out_as_a_copy(monkeypatch):
+    """Every language of a build, and every rebuild under make serve, prints the same intervals: each is resampled
+    once per input in a process, and a caller that edits its copy changes nothing for the next."""
+    from pathlib import Path
+
+    calls = []
+
+    def bootstrap(numerator, denominator, *, confidence, resamples):
+        calls.append((numerator["n"], denominator["n"], confidence, resamples))
+        return {"ratio": numerator["n"] / denominator["n"], "confidence": confidence}
+
+    monkeypatch.setattr(timing, "_resampled_ratio", bootstrap)
+    monkeypatch.setattr(timing, "_RATIOS", {})
+    first = timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=10)
+    assert first == {"ratio": 0.5, "confidence": 0.95}
+    first["ratio"] = "changed by a caller"
+    assert timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=10) == {"ratio": 0.5, "confidence": 0.95}
+    assert calls == [(2, 4, 0.95, 10)]
+    timing._ratio({"n": 2}, {"n": 4}, confidence=0.9, resamples=10)
+    timing._ratio({"n": 2}, {"n": 4}, confidence=0.95, resamples=20)
+    timing._ratio({"n": 4}, {"n": 2}, confidence=0.95, resamples=10)
+    assert calls == [(2, 4, 0.95, 10), (2, 4, 0.9, 10), (2, 4, 0.95, 20), (4, 2, 0.95, 10)]
+    assert len(timing._RATIOS) == 4
+    timing._ratio({"n": 2, "unit": "s"}, {"n": 4}, confidence=0.95, resamples=10)
+    timing._ratio({"unit": "s", "n": 2}, {"n": 4}, confidence=0.95, resamples=10)
+    assert len(calls) == 5, "the same timings, whatever the order of their fields, are bootstrapped once"
+    timing._ratio({"n": 2, "at": {Path("a")}}, {"n": 4}, confidence=0.95, resamples=10)
+    assert len(calls) == 6, "a value JSON cannot hold is keyed by its repr"

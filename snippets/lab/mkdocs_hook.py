@@ -78,7 +78,6 @@ class _Session:
         self.refreshed: set[str] = set()
         self.executed_dir: Path | None = None  # where executed notebooks are kept
         self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
-        self.ratios: dict[str, dict] = {}  # bootstrap intervals computed: see _remember_ratios
         self.pending_notebooks: set[str] = set()  # shown as recorded while make serve measures (store.deferred)
 
 
@@ -361,27 +360,6 @@ def _unicode_notebook_anchors(jupyter_plugin) -> None:
     jupyter_plugin.TocExtension = functools.partial(TocExtension, slugify=slugify_unicode)
 
 
-def _remember_ratios() -> None:
-    """``timing._ratio`` (a bootstrap: a pure function of two timings, seeded) computed once per input in this
-    process: every language, and every rebuild under ``mkdocs serve``, prints the same intervals without
-    resampling them again (it was a fifth of a warm build)."""
-    timing = _lab("timing")
-    if getattr(timing._ratio, "pitfalls_remembered", False):
-        return
-    original = timing._ratio
-
-    def remembered(numerator: dict, denominator: dict, *, confidence: float, resamples: int) -> dict:
-        key = hashlib.sha256(json.dumps([numerator, denominator, confidence, resamples], sort_keys=True,
-                                        default=repr).encode()).hexdigest()
-        if key not in _session.ratios:
-            _session.ratios[key] = original(numerator, denominator, confidence=confidence, resamples=resamples)
-        return dict(_session.ratios[key])
-
-    remembered.pitfalls_remembered = True
-    remembered.__wrapped__ = original  # what keys a result is the function that computes, not this memo
-    timing._ratio = remembered
-
-
 def on_config(config):
     first = _first_language(config)
     if _session.builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
@@ -389,7 +367,6 @@ def on_config(config):
         purge_snippets()
         _lab("code").adopt(found)  # what reached what, kept where the modules read as they did
     _session.builds += 1
-    _remember_ratios()
     _session.code.clear()
     if first:
         _session.contradicted.clear()

@@ -18,10 +18,8 @@ import io
 import json
 import math
 import re
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import matplotlib
 
@@ -84,16 +82,17 @@ def legend_beside(ax: Any) -> None:
     ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
 
 
-def svg(fig: Figure, result: Result, *, alt: str) -> str:
+def svg(fig: Figure, result: Result, *, drawn_by: Callable, alt: str) -> str:
     """Inline SVG of ``fig`` inside a ``<figure>`` that names its experiment and whether it shows timings.
 
     Drawing is most of a warm rebuild's time, so the SVG of a result read from the cache is itself cached,
-    keyed by the result's value, the calling renderer's code and everything of the project it reaches
-    (``code.reach``: the page's helpers in ``derive.py``, this module's drawing code), ``alt``, the language and
-    its catalogue, and the matplotlib version. A freshly computed result is always drawn anew.
+    keyed by the result's value, the code of the renderer that drew it (``drawn_by``, a module-level function) and
+    everything of the project it reaches (``code.reach``: the page's helpers in ``derive.py``, this module's drawing
+    code), ``alt``, the language and its catalogue, and the matplotlib version. A freshly computed result is always
+    drawn anew.
     """
     alt = t(alt)
-    key = _figure_key(result, alt, _renderer_digest(sys._getframe(1)))
+    key = _figure_key(result, alt, code.reach(inspect.unwrap(drawn_by)).digest)
     path = store.cache_dir().parent / "figures" / f"{key}.svg"
     used = path.with_suffix(".keys.json")  # the catalogue keys its texts matched: a cached figure still uses them
     build = context.current()
@@ -406,22 +405,6 @@ def _write(el: ET.Element, out: list[str]) -> None:
         if child.tail and child.tail.strip():
             out.append(html.escape(child.tail, quote=False))
     out.append(f"</{tag}>")
-
-
-def _renderer_digest(frame) -> str:
-    """What keys a figure's drawing: the code of the function that called ``svg`` and all it reaches; for a
-    renderer that is not a module-level function (a lambda, a nested function), its whole file and this one."""
-    function = frame.f_globals.get(frame.f_code.co_name)
-    try:
-        function = inspect.unwrap(function) if callable(function) else None
-    except ValueError:
-        function = None
-    if function is not None and getattr(function, "__code__", None) is frame.f_code:
-        return code.reach(function).digest
-    digest = hashlib.sha256()
-    for source in (frame.f_code.co_filename, __file__):
-        digest.update(Path(source).read_bytes())
-    return frame.f_code.co_name + ":" + digest.hexdigest()
 
 
 def _figure_key(result: Result, alt: str, renderer: str) -> str:

@@ -202,7 +202,7 @@ def across_releases(result: Result) -> str:
     ax.set(yscale="log", xlabel="torch release", ylabel="time per epoch ÷ direct loop",
            title="Each recorded release (95% intervals)")
     legend_below(fig, ax)
-    return svg(fig, drawn, alt="Time per epoch of DataLoader, DataLoader with BatchedTensorDataset and "
+    return svg(fig, drawn, drawn_by=across_releases, alt="Time per epoch of DataLoader, DataLoader with BatchedTensorDataset and "
                                "TensorLoader as multiples of the direct loop, for each recorded torch release")
 
 
@@ -365,7 +365,7 @@ def batch_size_scaling(result: Result) -> str:
     legend_below(fig, axes[0], ncol=2)
     alt = (f"Log-log plot of time per epoch against batch size for N = {result['n']} samples: DataLoader stays "
            "far above TensorLoader and the hand-written loop at every batch size.")
-    return svg(fig, result, alt=alt) + stamp_line(result)
+    return svg(fig, result, drawn_by=batch_size_scaling, alt=alt) + stamp_line(result)
 
 
 def closest_slowdown(result: Result) -> dict:
@@ -420,7 +420,7 @@ def size_scaling(result: Result) -> str:
     alt = ("Log-log plots of time per full-batch epoch against dataset size, sequential and shuffled: DataLoader "
            "grows linearly with N from far above the others; sequential TensorLoader and hand-written slices stay "
            "flat, shuffled ones grow with N far below DataLoader.")
-    return svg(fig, result, alt=alt) + stamp_line(result)
+    return svg(fig, result, drawn_by=size_scaling, alt=alt) + stamp_line(result)
 
 
 def size_costs(result: Result) -> str:

@@ -32,7 +32,7 @@ def loss_curves(result: Result) -> str:
     diff = [a - b for a, b in zip(fixed["direct"], fixed["loader"])]
     right.plot(epochs, diff, color=render.COLORS[2])
     right.set(xlabel="epoch", ylabel="direct − DataLoader", title="With equal starts")
-    return render.svg(fig, result, alt="Loss curves of direct and DataLoader training, and their difference")
+    return render.svg(fig, result, drawn_by=loss_curves, alt="Loss curves of direct and DataLoader training, and their difference")
 
 
 def fits(result: Result) -> str:
@@ -44,7 +44,7 @@ def fits(result: Result) -> str:
         ax.set(title=title, xlabel="x")
     axes[0].set_ylabel("y")
     fig.suptitle("The question's two fits, each model seeded first", fontsize=10)
-    return render.svg(fig, result, alt="The question's two fitted curves, identical once both models start alike")
+    return render.svg(fig, result, drawn_by=fits, alt="The question's two fitted curves, identical once both models start alike")
 
 
 def operation(label: str) -> str:

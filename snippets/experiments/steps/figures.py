@@ -61,7 +61,7 @@ def curves(result: Result, order: str) -> str:
     axes[1, 1].axis("off")
     axes[1, 1].legend(handles, labels, loc="center", frameon=False)
     fig.suptitle(f"Same start, Adam lr {result['lr']:g}, {ORDER_TITLE[order]}", fontsize=10)
-    return render.svg(fig, result, alt=f"Full-dataset loss against epochs, steps and samples ({order})") \
+    return render.svg(fig, result, drawn_by=curves, alt=f"Full-dataset loss against epochs, steps and samples ({order})") \
         + render.stamp_line(result)
 
 
@@ -121,7 +121,7 @@ def fit(result: Result) -> str:
     right.set(xlabel="x", ylabel="prediction − sin(x)", title="Errors")
     right.axhline(0, color="#7f7f7f", linewidth=0.8)
     render.legend_below(fig, left)
-    return render.svg(fig, result, alt="The question's sin(x) fits from the same start, and their errors")
+    return render.svg(fig, result, drawn_by=fit, alt="The question's sin(x) fits from the same start, and their errors")
 
 
 def logged(result: Result) -> str:
@@ -142,7 +142,7 @@ def logged(result: Result) -> str:
     right.axhline(0, color="#7f7f7f", linewidth=0.8)
     right.set(xlabel="epoch", ylabel="% off the true loss", title="Same model, two averages")
     render.legend_beside(right)
-    return render.svg(fig, result, alt="The question's logged loss against the true full-dataset loss")
+    return render.svg(fig, result, drawn_by=logged, alt="The question's logged loss against the true full-dataset loss")
 
 
 def init(result: Result) -> str:
@@ -181,7 +181,7 @@ def noise(result: Result) -> str:
     alt = ("Minibatch gradient variance against batch size on log axes, with the 1/B law and its finite-population "
            "correction; random batches follow the law, the question's contiguous batches of "
            f"{c['batch_size']:,} sit far above it")
-    return render.svg(fig, result, alt=f"{alt}, {factor:,.0f}× what the law gives random batches of that size.")
+    return render.svg(fig, result, drawn_by=noise, alt=f"{alt}, {factor:,.0f}× what the law gives random batches of that size.")
 
 
 def noise_table(result: Result) -> str:
@@ -233,7 +233,7 @@ def lr_sweep(result: Result) -> str:
               title="Best learning rate against k")
     right.set_xticks(multiples, [str(k) for k in multiples])
     render.legend_beside(right)
-    return render.svg(fig, result, alt="Loss against learning rate for each batch multiple, and the best learning "
+    return render.svg(fig, result, drawn_by=lr_sweep, alt="Loss against learning rate for each batch multiple, and the best learning "
                                        "rate against k beside the linear and square-root rules")
 
 
@@ -280,7 +280,7 @@ def scheduler(result: Result) -> str:
     right.set(xlabel="% of the run", ylabel="learning rate", ylim=(0, max_lr * 1.45),
               title=f"Batch {result['larger']['batch_size']}: {len(result['larger']['lrs'])} steps")
     render.legend_below(fig, right)
-    return render.svg(fig, result, alt="OneCycleLR sized for the wrong batch size: a crash, or a schedule cut short")
+    return render.svg(fig, result, drawn_by=scheduler, alt="OneCycleLR sized for the wrong batch size: a crash, or a schedule cut short")
 
 
 def accumulation(result: Result) -> str:
