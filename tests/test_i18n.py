@@ -657,5 +657,8 @@ def test_make_translations_keeps_a_changed_texts_translation_as_fuzzy_and_drops_
     _forget()
     assert set(i18n.pending("zh")) == {new, "a label the package writes", "a text no code writes"}
     assert new not in i18n.catalogue("zh")[0], "a fuzzy entry translates nothing until it is checked"
-    assert translations.update("zh", {"used": ["median", new, "a label the package writes", "a text no code writes"],
-                                      "missing": []}) == [], "a second run changes nothing"
+    pkg_text = (i18n._ROOT / "pkg" / "zh.po").read_text(encoding="utf-8")
+    again = {"used": ["median"], "missing": [new, "a label the package writes", "a text no code writes"]}
+    assert translations.update("zh", again) == [], "a second run, nothing checked yet, changes nothing"
+    assert (i18n._ROOT / "pkg" / "zh.po").read_text(encoding="utf-8") == pkg_text, "the old English kept beside it"
+    assert "python-format" not in pkg_text, "'95% i' is no printf format: gettext's checkers would hold it to one"

@@ -16,7 +16,7 @@ import types
 import pytest
 
 import snippets.experiments
-from snippets.lab import cache, provenance
+from snippets.lab import cache, code, provenance
 from snippets.lab import store
 from snippets.lab import context, render
 from snippets.lab.cache import Result
@@ -120,15 +120,15 @@ def test_a_class_reaches_what_its_methods_call(fakepage):
     ("measure.helper", "fakepage.measure.helper"), ("measure.Model", "fakepage.measure.Model"),
 ])
 def test_qualified_names_drop_the_package_prefix(fakepage, obj, name):
-    assert provenance._qualname(getattr(fakepage, obj.split(".")[1])) == name
+    assert code.reach(getattr(fakepage, obj.split(".")[1])).root.qualname == name
 
 
 def test_qualified_names_of_lab_and_recipes():
     from snippets.lab import timing
     from snippets.seeding import same_parameters
 
-    assert provenance._qualname(timing.measure) == "lab.timing.measure"
-    assert provenance._qualname(same_parameters) == "seeding.same_parameters"
+    assert code.reach(timing.measure).root.qualname == "lab.timing.measure"
+    assert code.reach(same_parameters).root.qualname == "seeding.same_parameters"
 
 
 def test_paths_are_relative_to_the_project_or_just_the_file_name(tmp_path):

@@ -296,9 +296,9 @@ def test_a_missing_translation_stops_the_build_at_its_page_once(fresh_hook, monk
 
     monkeypatch.setattr(context.current(), "missing", {("zh", "bitwise equal"): {"zh/a.md", "zh/b.md"}})
     page = SimpleNamespace(file=SimpleNamespace(src_path="zh/a.md"), url="zh/a/")
-    why = ("no zh translation for 'bitwise equal': run `make translations`, which carries an old translation over "
-           "to changed English as a fuzzy entry, or add it to the zh.po beside the code that prints it "
-           "(snippets/lab/i18n.py)")
+    why = ("no zh translation for 'bitwise equal': add it to the zh.po catalogue beside the code that prints it, "
+           "or run `make translations`, which adds it there (with the translation of similar English, flagged "
+           "fuzzy, where it finds one) for you to translate or check")
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"), pytest.raises(PluginError) as raised:
         hook.on_page_content("<h1>T</h1>", page)
     assert str(raised.value) == f"page docs/zh/a.md failed (1 problem); nothing was published:\n  - {why}"

@@ -44,7 +44,6 @@ _KEPT = re.compile(r"""^[\W\d_]*(
     | [a-z]
 )[\W\d_]*$""", re.X)
 _FIELD = re.compile(r"\{(\w+)\}")
-LANGUAGE_NOTES = "a translator comment 'reordered: why' on the entry (its catalogue, <lang>.po)"
 NOTE_KINDS = ("reordered", "unused")
 
 
@@ -71,8 +70,8 @@ def translation_problem(key: str, value: str, *, reordered: bool = False) -> str
     if set(ours) != set(theirs):
         return f"must use the same fields {sorted(ours)}, it has {sorted(theirs)}"
     if not reordered and ours != theirs:  # a swapped pair prints each value in the other's place
-        return (f"puts its fields in the order {theirs}, the key in {ours}: keep the key's order, or note the entry "
-                f"under \"reordered\" in {LANGUAGE_NOTES}, with why")
+        return (f"puts its fields in the order {theirs}, the key in {ours}: keep the key's order, or give the entry a "
+                "translator comment '# reordered: why'")
     missing = Counter(_digits(key)) - Counter(_digits(value))
     if missing:  # the translation may add a number ("3× below" is "1/3"), never lose or change one
         return (f"must keep the key's literal numbers {_digits(key)}, it lacks {sorted(missing.elements())}: a "
@@ -106,6 +105,9 @@ def _notes_of(message, path: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     kind = None
     for line in message.user_comments:
+        if line.startswith("|"):  # the old English of a fuzzy entry ("#| msgid"), which Babel reads as a comment
+            kind = None
+            continue
         head, _, rest = line.partition(":")
         if head.strip() in NOTE_KINDS:
             kind = head.strip()
@@ -135,7 +137,8 @@ def notes(lang: str) -> dict[str, dict[str, str]]:
 @lru_cache(maxsize=None)
 def pending(lang: str) -> dict[str, str]:
     """The entries a translator has still to see, each with what to do and where: fuzzy (its English changed since
-    it was translated: ``make translations`` kept the old translation to check) or untranslated. None is used."""
+    it was translated: ``make translations`` kept the old translation to check) or untranslated. The build uses
+    none of them."""
     found = {}
     for path, catalog in _read(lang):
         for message in catalog:

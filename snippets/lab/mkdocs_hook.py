@@ -662,9 +662,9 @@ def on_page_content(html, page, **kwargs):
                          + _lab("i18n").pending(language)[text])
             pages.discard(source)
         elif source in pages:
-            fail(source, f"no {language} translation for {text!r}: run `make translations`, which carries an old "
-                         f"translation over to changed English as a fuzzy entry, or add it to the {language}.po "
-                         "beside the code that prints it (snippets/lab/i18n.py)")
+            fail(source, f"no {language} translation for {text!r}: add it to the {language}.po catalogue beside the "
+                         "code that prints it, or run `make translations`, which adds it there (with the translation "
+                         "of similar English, flagged fuzzy, where it finds one) for you to translate or check")
             pages.discard(source)
     for (language, text), pages in sorted(build.twice.items()):
         if source in pages:
@@ -1021,8 +1021,8 @@ def on_post_build(config):
         left = i18n.unused(language, build.used)
         if left:  # an entry no page printed: a template that drifted from its English, or one nobody uses
             raise PluginError(f"{len(left)} {language} catalogue entr{'ies' if len(left) > 1 else 'y'} no page used "
-                              "(run `make translations`, which makes them obsolete, or give the entry a translator "
-                              "comment '# unused: why' in its catalogue): " + "; ".join(repr(key) for key in left))
+                              "(run `make translations`, which drops them, or give the entry a translator comment "
+                              "'# unused: why' in its catalogue): " + "; ".join(repr(key) for key in left))
     if language != i18n.DEFAULT and not os.environ.get(TRANSLATIONS_ENV):
         waiting = i18n.pending(language)
         if waiting:  # the usual gettext workflow: nothing fuzzy or untranslated is published

@@ -154,10 +154,6 @@ def fragment_document(body: str, *, title: str, stylesheets: Iterable[str]) -> s
             f"</article></main></body></html>\n")
 
 
-def _qualname(obj: Any) -> str:
-    return code.reach(obj).root.qualname
-
-
 def _listed(pieces: Iterable[code.Piece]) -> str:
     return ", ".join(f"<code>{html.escape(p.qualname)}</code>" for p in pieces)
 

@@ -125,15 +125,6 @@ def question_ratios(result: Value, baseline: str = "direct") -> dict[str, Interv
     return {name: timing.ratio(row, rows[baseline]) for name, row in rows.items() if name != baseline}
 
 
-def per_sample_of_training_epoch(parts: Value, question: Value) -> float:
-    """The per-sample work of a DataLoader epoch (indexing and collate, clocked inside a loader-only epoch in
-    ``breakdown``) as a share of the question's *training* epoch through the same DataLoader (its mean, from
-    ``question_timing``). Two experiments, timed apart: a point value, without an interval."""
-    inside = {row["stage"]: row for row in parts["inside"]}
-    training = next(row for row in question["rows"] if row["label"] == "DataLoader")
-    return (inside["indexing"]["mean"] + inside["collate"]["mean"]) / training["mean"]
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Where the time goes
 

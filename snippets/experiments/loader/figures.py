@@ -274,7 +274,8 @@ def breakdown(result: Result) -> str:
     total = sum(shares[key]["value"] for key in INSIDE_KEYS)
     inside.append([f"**{t(whole['label'])}**", f"**{seconds(whole['mean'])}**", f"**{seconds(whole['median'])}**",
                    f"**{total:.0%}**"])
-    # the whole epoch these are compared with is not printed again: the first table gives the epoch's time
+    # each is compared with a whole epoch timed in alternation with it: the same quantity as the first table's
+    # epoch, measured another way, so its time is not printed a second time (the code panel has it)
     compared = [[row["label"], seconds(row["median"]),
                  percent_cell(shares[key]) if (key := _compared_key(row["label"])) else "—"]
                 for row in result["stages"] if row["label"] != "whole epoch"]
@@ -282,7 +283,7 @@ def breakdown(result: Result) -> str:
                    "median of the rounds", "share of the epoch (95% interval, from the means)"], inside)
             + f"\n{rounds}\n\n"
             + table([f"Timed on its own (N = {result['n']:,})", "median",
-                     "share of a whole epoch timed beside it (95% interval)"], compared)
+                     "share of a whole epoch timed in alternation with it (95% interval)"], compared)
             + "\n" + stamp_line(result) + breakdown_noise(result))
 
 
