@@ -257,17 +257,33 @@ def test_the_page_experiments_are_every_pages(monkeypatch):
             "seeding.creation_order"} <= names
 
 
-def test_the_build_prefetches_what_its_pages_ask_for(tmp_path):
+def test_the_build_prefetches_the_experiments_of_the_topics_its_pages_present(tmp_path):
+    """A page names its topic in its front matter (``topic: loader``): the build measures that package's experiments
+    before any page runs. The lab names no topic, and reads no page's code."""
+    from mkdocs.exceptions import PluginError
+
     from snippets.lab import mkdocs_hook
 
     (tmp_path / "zh").mkdir()
-    (tmp_path / "a.md").write_text('```python exec="1"\nfrom snippets.experiments.loader import measure, figures\n'
-                                   'r = run(measure.question_timing)\nq = run(measure.breakdown, n=5)\n```\n'
-                                   "Prose that says run(measure.workers) is not a block.\n")
-    (tmp_path / "zh" / "a.md").write_text('```python exec="1"\nfrom snippets.experiments.steps import measure\n'
-                                          'print(run(measure.step_cost))\n```\n')
-    # parameters of its own (n=5): measured by its page, not prefetched with the defaults
-    assert mkdocs_hook.asked_for(str(tmp_path)) == {"loader.question_timing", "steps.step_cost"}
-    asked = mkdocs_hook.asked_for(str(ROOT / "docs"))
-    replicated = {exp.name for exp in cache.page_experiments() if exp.timing}
-    assert replicated <= asked, f"timing experiments no page asks for with its defaults: {replicated - asked}"
+    (tmp_path / "a.md").write_text("---\ntopic: loader\ncollapsed: [x]\n---\n\n# A\n"
+                                   "Prose that says topic: seeding is not front matter.\n")
+    (tmp_path / "zh" / "a.md").write_text("---\ntopic: steps\n---\n\n# 甲\n")
+    (tmp_path / "b.md").write_text("# No front matter\n")
+    assert mkdocs_hook.topics(str(tmp_path)) == {"loader", "steps"}
+    names = mkdocs_hook.topic_experiments({"steps"})
+    assert "steps.step_cost" in names and all(name.startswith("steps.") for name in names)
+    assert mkdocs_hook.topics(str(ROOT / "docs")) == {"loader", "seeding", "steps"}
+    measured = mkdocs_hook.topic_experiments(mkdocs_hook.topics(str(ROOT / "docs")))
+    assert {exp.name for exp in cache.page_experiments()} == measured, "every experiment is some page's topic's"
+    (tmp_path / "b.md").write_text("---\ntopic: ../loader\n---\n# B\n")
+    with pytest.raises(PluginError, match=r"docs/b.md: its front matter's topic is '../loader'"):
+        mkdocs_hook.topics(str(tmp_path))
+
+
+def test_an_experiment_of_a_pages_topic_that_no_page_runs_is_named():
+    from snippets.lab import mkdocs_hook
+
+    every = mkdocs_hook.topic_experiments({"seeding"})
+    assert mkdocs_hook.idle_experiments({"seeding"}, every) == []
+    assert mkdocs_hook.idle_experiments({"seeding"}, every - {"seeding.split_order"}) == ["seeding.split_order"]
+    assert mkdocs_hook.idle_experiments(set(), set()) == [], "a site without topics measures nothing ahead"

@@ -322,8 +322,9 @@ def page_experiments() -> list[Experiment]:
 
 
 def prefetch(names: set[str] | None = None) -> list[str]:
-    """Measure, before any page asks, every experiment of the pages' (of those called ``names``, when given: the
-    ones the build's pages ask for) that this build would measure with its default parameters (not in the cache, or
+    """Measure, before any page asks, every experiment of the pages' (of those called ``names``, when given: those
+    of the topics the build's pages name in their front matter) that this build would measure with its default
+    parameters (not in the cache, or
     refreshed; not carried over by ``make record``). First the timing experiments, alone on the machine, in one
     pass in which their processes take turns (``replicas.measure_many``): each experiment's processes are then
     spread over the whole pass instead of running back to back. Then the others, side by side, one per core

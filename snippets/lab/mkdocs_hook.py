@@ -376,9 +376,9 @@ def on_config(config):
     markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
                 if getattr(config, "markdown_extensions", None) is not None else context.Build().markdown)
     context.begin(context.Build(language=language, refreshed=_session.refreshed, markdown=markdown))
-    if first and getattr(config, "docs_dir", None):  # the timing experiments its pages ask for, their processes
-        try:  # taking turns, before any page runs
-            _lab("cache").prefetch(asked_for(config.docs_dir))
+    if first and getattr(config, "docs_dir", None):  # the experiments of the topics its pages present, the timing
+        try:  # experiments' processes taking turns, before any page runs
+            _lab("cache").prefetch(topic_experiments(topics(config.docs_dir)))
         except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
             raise PluginError(str(error)) from None
     # A page's usage example imports a recipe as a reader does, from the file beside their script
@@ -407,23 +407,32 @@ def on_config(config):
     return config
 
 
-_IMPORTED = re.compile(r"from snippets\.experiments\.(\w+) import [^\n]*\bmeasure\b")
-_ASKED = re.compile(r"\brun\(measure\.(\w+)\)")
+def topics(docs_dir: str) -> set[str]:
+    """The topics the pages under ``docs_dir`` present, each named in its page's front matter (``topic: loader``,
+    the package ``snippets/experiments/loader``), read with MkDocs' own front-matter parser."""
+    from mkdocs.utils.meta import get_data
+
+    found = set()
+    for path in sorted(Path(docs_dir).rglob("*.md")):
+        _, meta = get_data(path.read_text(encoding="utf-8"))
+        topic = meta.get("topic")
+        if topic is not None and not (isinstance(topic, str) and re.fullmatch(r"[a-z_][a-z0-9_]*", topic)):
+            raise PluginError(f"docs/{path.relative_to(docs_dir).as_posix()}: its front matter's topic is {topic!r}: "
+                              "name one package of snippets/experiments/, as in 'topic: loader'")
+        if topic:
+            found.add(topic)
+    return found
 
 
-def asked_for(docs_dir: str) -> set[str]:
-    """The experiments the pages under ``docs_dir`` run with their default parameters: ``run(measure.<name>)`` in
-    an exec block that imports ``measure`` from ``snippets.experiments.<page>`` (``loader.question_timing``)."""
-    from pathlib import Path
+def topic_experiments(names: set[str]) -> set[str]:
+    """Every experiment of the topics called ``names`` (``loader.question_timing``, …)."""
+    return {exp.name for exp in _lab("cache").page_experiments() if exp.name.partition(".")[0] in names}
 
-    names = set()
-    for path in Path(docs_dir).rglob("*.md"):
-        text = path.read_text(encoding="utf-8")
-        for block in re.findall(r'```python exec="1"[^\n]*\n(.*?)```', text, flags=re.S):
-            pages = _IMPORTED.findall(block)
-            if len(pages) == 1:
-                names |= {f"{pages[0]}.{name}" for name in _ASKED.findall(block)}
-    return names
+
+def idle_experiments(names: set[str], ran: set[str]) -> list[str]:
+    """The experiments of the topics called ``names`` that no page ran (``ran``): the build measures each before
+    the pages run, so each must be shown."""
+    return sorted(topic_experiments(names) - ran)
 
 
 def _languages(config) -> list[str]:
@@ -1011,6 +1020,11 @@ def on_post_build(config):
         pending = {name: seconds for page in build.pending.values() for name, seconds in page.items()}
         _lab("store").store_text(_lab("store").pending_path(), json.dumps(
             {"experiments": pending, "notebooks": sorted(_session.pending_notebooks)}, sort_keys=True))
+    if _whole_site(config):  # what the build measured before the pages ran, each run by a page
+        idle = idle_experiments(topics(config.docs_dir), set().union(*build.ran.values()))
+        if idle:
+            raise PluginError(f"{len(idle)} experiment{'s' if len(idle) > 1 else ''} of the pages' topics that no "
+                              "page runs, measured for nothing: show each on a page, or remove it: " + ", ".join(idle))
     if language != i18n.DEFAULT and os.environ.get(TRANSLATIONS_ENV):  # make translations: what the pages printed
         import json
 
