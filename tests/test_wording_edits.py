@@ -2,9 +2,9 @@
 recordings in ``results/``): an experiment's result is keyed by the code it runs (``code.reach``), so
 
 * editing presentation — labels in ``describe()``, ``stamp()``, ``decide()``, renderers, checks, the lab's
-  drawing and claim code, a catalogue, the prose —, adding an experiment beside the others, or a comment or
-  docstring inside an experiment re-runs nothing and leaves every recorded result current (a frozen build, how the
-  site is published, still builds);
+  drawing and claim code, a catalogue, the prose —, or a comment or docstring inside an experiment re-runs nothing
+  and leaves every recorded result current (a frozen build, how the site is published, still builds); an
+  experiment added beside the others, and shown on a page, runs alone;
 * a changed line inside one experiment, or inside a helper only one experiment calls, re-runs exactly those
   experiments, and a frozen build stops naming one of them;
 * a helper in ``derive.py`` that a figure draws with redraws that figure.
@@ -95,8 +95,14 @@ def test_presentation_edits_rerun_nothing_and_keep_every_recording_current(copy)
                           + "\n\ndef _an_edit_of_presentation():\n    return 'edited'\n")
     _edit(lab / "zh.po", 'msgid "CPU model"\nmsgstr "CPU 型号"', 'msgid "CPU model"\nmsgstr "处理器型号"')
     measure = copy / "snippets" / "experiments" / "loader" / "measure.py"
-    measure.write_text(measure.read_text() + "\n\n@experiment()\ndef added_beside_the_others() -> dict:\n"
+    before_added = measure.read_text()
+    measure.write_text(before_added + "\n\n@experiment()\ndef added_beside_the_others() -> dict:\n"
                        "    return {'added': True}\n")
+    shown = copy / "docs" / "loader-overhead.md"  # a page shows it: the build measures no experiment for nothing
+    page_before = shown.read_text()
+    shown.write_text(page_before + '\n```python exec="1" id="probe-added"\nfrom snippets.lab import run, code_panel\n'
+                     "from snippets.experiments.loader import measure\n\n"
+                     "print(code_panel(run(measure.added_beside_the_others)))\n```\n")
     seeding = copy / "snippets" / "experiments" / "seeding" / "measure.py"
     _edit(seeding, '    """A DataLoader with its own generator leaves the global stream alone and repeats its order."""\n'
                    "    dataset = TensorDataset(torch.arange(n_samples))\n",
@@ -108,13 +114,15 @@ def test_presentation_edits_rerun_nothing_and_keep_every_recording_current(copy)
 
     second = _build(copy)
     assert second.returncode == 0, second.stderr[-4000:]
-    assert _reruns(second) == set(), "editing presentation re-ran experiments"
+    assert _reruns(second) == {"loader.added_beside_the_others"}, "editing presentation re-ran experiments"
     for page in pages:
         html = copy / "site" / ("index.html" if page.stem == "index" else f"{page.stem}/index.html")
         assert f"Edited-wording-{page.stem}" in html.read_text(), f"{page.name}: the edit was not built"
     assert "CPU model name" in (copy / "site" / "environment" / "index.html").read_text(), "describe() was drawn"
     assert "PyTorch 2." in (copy / "site" / "loader-overhead" / "index.html").read_text(), "stamp() was drawn"
     assert _stale(copy) == [], "a presentation edit made recorded results stale"
+    measure.write_text(before_added)  # no machine recorded it: without it, the site builds from the recordings
+    shown.write_text(page_before + f"\n\nEdited-wording-{shown.stem}.\n")
     frozen = _build(copy, FROZEN="1")
     assert frozen.returncode == 0, frozen.stderr[-4000:]
     assert _reruns(frozen) == set()
