@@ -24,7 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from . import environment, recording_schema
 from .recording_schema import params_key
@@ -75,11 +75,6 @@ def _dump(value: Any, depth: int) -> str:
                  for key in sorted(value))
         return "{\n" + ",\n".join(items) + "\n" + " " * depth + "}"
     return "[\n" + ",\n".join(pad + _dump(item, depth + 1) for item in value) + "\n" + " " * depth + "]"
-
-
-class Store(Protocol):
-    def get(self, experiment: str, key: str, params: dict) -> dict | None:
-        """The stored entry of ``experiment(**params)`` measured by code ``key`` names, or None."""
 
 
 # ---- this machine's cache ----------------------------------------------------------------------------------------
