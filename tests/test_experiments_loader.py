@@ -17,7 +17,7 @@ import test_checks_loader
 from conftest import made_result
 from snippets.experiments.loader import checks, derive, figures, measure
 from snippets.lab import Check, environment, render, run
-from snippets.lab.cache import Result
+from snippets.lab.cache import ExperimentError, Result
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "loader-overhead.md"
@@ -86,7 +86,17 @@ def results(tmp_path_factory):
         # in this process, as every other test's experiments (conftest): a module's fixture is made before the
         # function-scoped fixture that sets this, and would otherwise measure in the build's separate processes
         patch.setenv("PITFALLS_PROCESSES", "1")
-        yield {name: run(getattr(measure, name), **params) for name, params in SMALL.items()}
+        yield {name: _run_as_a_build_does(getattr(measure, name), **params) for name, params in SMALL.items()}
+
+
+def _run_as_a_build_does(exp, **params):
+    """``run``, with the second try a build gives every experiment: one that fails before the pages (``prefetch``)
+    is run again by its page. A gloo group's rendezvous can break when another group starts on the machine at the
+    same moment (here, the other test process's; in a build, the side-by-side phase's), and did once in CI."""
+    try:
+        return run(exp, **params)
+    except ExperimentError:
+        return run(exp, **params)
 
 
 def test_every_loader_check_is_exercised_here():
