@@ -18,7 +18,7 @@ the list says exactly what the tests cannot see.
     python benchmarks/mutation.py --keep     # reuse mutants/ and mutmut's results for unchanged functions
     python benchmarks/mutation.py --report   # only score the results already in mutants/
 
-About 5,150 mutants: 14 minutes on a quiet 2-core machine (30 or more when other work shares it), too long for CI's
+About 13,600 mutants: 40 minutes or more on a 2-core machine (4,079 took 10 minutes beside other work), too long for CI's
 5 minutes, so it is not part of ``make test`` or CI; ``make bench`` runs it with the benchmarks. mutmut runs with
 one intra-op thread (see ``mutmut()``), and the recipes' tests that copy a recipe into a bare folder are left out
 (``pytest_add_cli_args``): they test a copy, not the mutant.
