@@ -92,15 +92,6 @@ def _joined(lines: list[str]) -> str:
     return "".join(json.loads(piece) for piece in pieces)
 
 
-def _writes(folder: Path, text: str) -> bool:
-    """Whether the code in ``folder`` (not its subpackages' catalogues' folders) writes every literal part of
-    ``text``."""
-    parts = [part for part in re.split(r"\{\w+\}", text) if len(part.strip()) > 2] or [text]
-    source = "\n".join(re.sub(r"""(["'])\s*\n\s*[rf]?\1""", "", p.read_text(encoding="utf-8"))
-                       for p in sorted(folder.glob("*.py")))
-    return all(part in source for part in parts)
-
-
 def update(language: str, texts: dict) -> list[str]:
     """Update every catalogue of ``language`` from what its build printed; returns what changed, line by line."""
     used, missing = set(texts["used"]), list(texts["missing"])
@@ -109,6 +100,7 @@ def update(language: str, texts: dict) -> list[str]:
     lab = i18n._ROOT / "lab" / f"{language}.po"
     shown = i18n._ROOT.parent
     report, updated, before = [], {}, {}
+    code = {path: i18n.sources(sorted(path.parent.glob("*.py"))) for path in files}  # what each package writes
     for path in files:
         with path.open("rb") as stream:
             catalog = read_po(stream)
@@ -132,7 +124,7 @@ def update(language: str, texts: dict) -> list[str]:
         # found it a similar translation; else the lab's
         held = [path for path in files if text in before[path]]
         carried = [path for path in files if text not in before[path] and updated[path][text].fuzzy]
-        writers = [path for path in files if path != lab and _writes(path.parent, text)]
+        writers = [path for path in files if path != lab and i18n.written(text, code[path])]
         home = (held + [p for p in carried if p in writers] + writers + carried + [lab])[0]
         for path in files:
             if path != home:

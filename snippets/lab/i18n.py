@@ -224,21 +224,23 @@ def translations(lang: str) -> frozenset[str]:
     return frozenset(value for key, value in exact.items() if value != key)
 
 
+def sources(paths: Iterable[Path]) -> str:
+    """The text of ``paths``, each string literal split over lines joined again."""
+    return "\n".join(re.sub(r"""(["'])\s*\n\s*[rf]?\1""", "", path.read_text(encoding="utf-8")) for path in paths)
+
+
 @lru_cache(maxsize=None)
 def _source_text() -> str:
-    """The project's pages and code, each string literal split over lines joined again: where a text that one
-    machine never prints (``, wide``; a CUDA row) is still written."""
-    texts = []
-    for path in sorted(_ROOT.rglob("*.py")) + sorted((_ROOT.parent / "docs").rglob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        texts.append(re.sub(r"""(["'])\s*\n\s*[rf]?\1""", "", text))
-    return "\n".join(texts)
+    """The project's pages and code: where a text that one machine never prints (``, wide``; a CUDA row) is still
+    written."""
+    return sources(sorted(_ROOT.rglob("*.py")) + sorted((_ROOT.parent / "docs").rglob("*.md")))
 
 
-def written(key: str) -> bool:
-    """Whether ``key`` is written in the project's code or pages: every literal part of it, fields aside."""
+def written(key: str, source: str | None = None) -> bool:
+    """Whether ``key`` is written in ``source`` (the project's code and pages by default): every literal part of
+    it, fields aside."""
     parts = [part for part in _FIELD.split(key)[::2] if len(part.strip()) > 2]
-    source = _source_text()
+    source = _source_text() if source is None else source
     return all(part in source for part in parts) if parts else key in source
 
 

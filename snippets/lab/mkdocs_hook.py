@@ -663,12 +663,12 @@ def on_page_content(html, page, **kwargs):
     for name in sorted(ran - shown):
         fail(source, f"runs experiment {name} but never shows its code: print present(result, renderer) "
                      "or code_panel(result) from snippets.lab beside what it produced")
-    for (language, text), pages in sorted(build.missing.items()):
-        if os.environ.get(TRANSLATIONS_ENV):  # make translations: collected for the catalogues, said at the end
-            break
-        if source in pages and text in _lab("i18n").pending(language):
-            fail(source, f"no {language} translation for {text!r}: its entry "
-                         + _lab("i18n").pending(language)[text])
+    # make translations collects the texts without a translation for the catalogues, and says them at the end
+    missing = {} if os.environ.get(TRANSLATIONS_ENV) else build.missing
+    for (language, text), pages in sorted(missing.items()):
+        waiting = _lab("i18n").pending(language).get(text)
+        if source in pages and waiting:
+            fail(source, f"no {language} translation for {text!r}: its entry {waiting}")
             pages.discard(source)
         elif source in pages:
             fail(source, f"no {language} translation for {text!r}: add it to the {language}.po catalogue beside the "
@@ -1015,8 +1015,6 @@ def on_post_build(config):
             encoding="utf-8")
     build = _lab("context").current()
     if _lab("store").deferred():  # what make serve's measuring build has to measure, and how long it took there
-        import json
-
         pending = {name: seconds for page in build.pending.values() for name, seconds in page.items()}
         _lab("store").store_text(_lab("store").pending_path(), json.dumps(
             {"experiments": pending, "notebooks": sorted(_session.pending_notebooks)}, sort_keys=True))
@@ -1026,8 +1024,6 @@ def on_post_build(config):
             raise PluginError(f"{len(idle)} experiment{'s' if len(idle) > 1 else ''} of the pages' topics that no "
                               "page runs, measured for nothing: show each on a page, or remove it: " + ", ".join(idle))
     if language != i18n.DEFAULT and os.environ.get(TRANSLATIONS_ENV):  # make translations: what the pages printed
-        import json
-
         missing = sorted(text for lang, text in build.missing if lang == language)
         _lab("store").store_text(Path(os.environ[TRANSLATIONS_ENV]), json.dumps(
             {"language": language, "used": sorted(build.used), "missing": missing}, ensure_ascii=False))
