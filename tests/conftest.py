@@ -139,7 +139,7 @@ def _never_the_project_cache(request, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path_factory.mktemp("private-cache") / "results"))
     monkeypatch.delenv("REFRESH", raising=False)
     # timing experiments run by a test are measured in the test's own process (where its monkeypatches apply), not
-    # in the build's five separate ones: tests/test_lab_replicas.py checks that protocol itself
+    # in the build's separate ones: tests/test_lab_replicas.py checks that protocol itself
     monkeypatch.setenv("PITFALLS_PROCESSES", "1")
 
 

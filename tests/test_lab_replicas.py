@@ -221,6 +221,47 @@ def test_prefetch_runs_the_experiments_that_time_nothing_side_by_side_with_one_t
     assert torch.get_num_threads() == threads
 
 
+def test_jobs_beside_the_experiments_take_a_core_each_and_a_failed_one_is_left_to_its_page(monkeypatch, caplog,
+                                                                                             timed_package):
+    """The build's notebooks execute beside the experiments that time nothing, each job taking one of the cores:
+    with one core, a job and an experiment never overlap; a job that raises is logged, not raised, and the
+    experiments are measured all the same."""
+    import logging
+    import time
+
+    monkeypatch.setattr(replicas, "free_cores", lambda: (1, 1.0))
+    monkeypatch.setattr(cache, "page_experiments", lambda: [timed_package.untimed_a])
+    spans = []
+
+    def job() -> None:
+        start = time.time()
+        time.sleep(0.3)
+        spans.append((start, time.time()))
+
+    def broken() -> None:
+        raise RuntimeError("kernel died")
+
+    with caplog.at_level(logging.INFO, logger="mkdocs.plugins.pitfalls"):
+        assert cache.prefetch(beside=[("notebook a.py", job), ("notebook b.py", broken)]) == \
+               ["replicatestpkg.exp.untimed_a"]
+    a = cache.run(timed_package.untimed_a).value
+    assert len(spans) == 1 and (spans[0][1] <= a["start"] or a["end"] <= spans[0][0]), "one core: one at a time"
+    said = "\n".join(r.getMessage() for r in caplog.records)
+    assert "running 1 experiments and 2 notebooks side by side, 1 at a time" in said
+    assert "notebook b.py failed beside the experiments (RuntimeError: kernel died); its page does it again" in said
+
+
+def test_jobs_beside_run_when_every_experiment_is_cached_and_not_in_a_frozen_build(monkeypatch, timed_package):
+    monkeypatch.setattr(replicas, "free_cores", lambda: (2, 0.0))
+    monkeypatch.setattr(cache, "page_experiments", lambda: [])
+    ran = []
+    assert cache.prefetch(beside=[("notebook a.py", lambda: ran.append("a")),
+                                  ("notebook b.py", lambda: ran.append("b"))]) == []
+    assert sorted(ran) == ["a", "b"]
+    monkeypatch.setenv("FROZEN", "1")
+    assert cache.prefetch(beside=[("notebook c.py", lambda: ran.append("c"))]) == [] and "c" not in ran
+
+
 @pytest.mark.parametrize("percent, cores, expected", [
     (3.0, 2, 2),     # quiet: one per core
     (50.0, 2, 1),    # one busy program on two cores: one core is free

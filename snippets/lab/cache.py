@@ -321,14 +321,15 @@ def page_experiments() -> list[Experiment]:
     return found
 
 
-def prefetch(names: set[str] | None = None) -> list[str]:
+def prefetch(names: set[str] | None = None, beside: list[tuple[str, Callable[[], None]]] = ()) -> list[str]:
     """Measure, before any page asks, every experiment of the pages' (of those called ``names``, when given: those
     of the topics the build's pages name in their front matter) that this build would measure with its default
     parameters (not in the cache, or
     refreshed; not carried over by ``make record``). First the timing experiments, alone on the machine, in one
     pass in which their processes take turns (``replicas.measure_many``): each experiment's processes are then
     spread over the whole pass instead of running back to back. Then the others, side by side, one per core
-    (``replicas.side_by_side``). A page's ``run`` then finds each result in the cache, marked as measured by this
+    (``replicas.side_by_side``), with the jobs of ``beside`` (the build's notebook executions) taking cores beside
+    them. A page's ``run`` then finds each result in the cache, marked as measured by this
     build. An experiment that fails here is left to its page, which reports it. Returns the names measured.
     Nothing happens in a frozen build or while ``make serve`` shows recordings; with one process, the timing
     experiments are left to their pages."""
@@ -351,10 +352,10 @@ def prefetch(names: set[str] | None = None) -> list[str]:
         log.info("pitfalls: measuring %d timing experiments, the processes taking turns", len(timed))
         measured += zip(timed, replicas.measure_many([(exp, params, source_digest(exp.func))
                                                       for exp, params, _, _ in timed], fp))
-    if others:
+    if others or beside:
         expected = _expected_seconds([(exp, params) for exp, params, _, _ in others])
         measured += zip(others, replicas.side_by_side([(exp, params, source_digest(exp.func))
-                                                       for exp, params, _, _ in others], fp, expected))
+                                                       for exp, params, _, _ in others], fp, expected, list(beside)))
     done = []
     for (exp, params, key, refresh), (value, elapsed) in measured:
         if isinstance(value, Exception):

@@ -79,6 +79,7 @@ class _Session:
         self.executed_dir: Path | None = None  # where executed notebooks are kept
         self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
         self.pending_notebooks: set[str] = set()  # shown as recorded while make serve measures (store.deferred)
+        self.executed_now: set[str] = set()  # notebooks executed in this build beside the experiments (prefetch)
 
 
 _session = _Session()
@@ -223,37 +224,72 @@ def _keep_executed(original):
             recording.keep_notebook(Path(nb_path), carried)
             return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options),
                                  str(target))
-        if target.exists() and not _session.reexecute and recording is None:  # executed here before, from this source
+        if str(nb_path) in _session.executed_now or (target.exists() and not _session.reexecute and recording is None):
+            # executed in this build beside the experiments, or here before from this source
             return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
-        import jupytext
-        import nbformat
-        from nbclient import NotebookClient
-
-        notebook = jupytext.read(nb_path)
-        logging.getLogger("mkdocs.plugins.pitfalls").info("pitfalls: executing notebook %s", nb_path)
-        import tempfile
-
-        from jupyter_client.manager import KernelManager
-
-        # over IPC (a Unix socket in a folder of its own), not TCP: nothing listens on the network, and the kernel
-        # has no "running over TCP without encryption" warning to print
-        with tempfile.TemporaryDirectory(prefix="pitfalls-kernel-") as sockets:
-            kernel = KernelManager(kernel_name=kernel_name or "python3", transport="ipc",
-                                   ip=str(Path(sockets) / "kernel"))
-            try:
-                NotebookClient(notebook, km=kernel, allow_errors=options.get("allow_errors", False),
-                               resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute()
-            finally:  # a kernel manager handed to nbclient is ours to shut down
-                if kernel.has_kernel:
-                    kernel.shutdown_kernel(now=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _lab("store").store_text(target, nbformat.writes(notebook))
-        if recording is not None:  # into the recording being made by make record
-            recording.keep_notebook(Path(nb_path), target)
+        _execute(str(nb_path), kernel_name, allow_errors=options.get("allow_errors", False))
         return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
 
     nb2html.pitfalls_wrapped = True
     return nb2html
+
+
+def _execute(nb_path: str, kernel_name: str = "", *, allow_errors: bool = False) -> None:
+    """Execute percent-format notebook ``nb_path`` with nbclient, in a kernel of its own, into its executed copy
+    (``_executed_path``), and into the recording ``make record`` is making."""
+    import tempfile
+
+    import jupytext
+    import nbformat
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    notebook = jupytext.read(nb_path)
+    logging.getLogger("mkdocs.plugins.pitfalls").info("pitfalls: executing notebook %s", nb_path)
+    # over IPC (a Unix socket in a folder of its own), not TCP: nothing listens on the network, and the kernel
+    # has no "running over TCP without encryption" warning to print
+    with tempfile.TemporaryDirectory(prefix="pitfalls-kernel-") as sockets:
+        kernel = KernelManager(kernel_name=kernel_name or "python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+        try:
+            NotebookClient(notebook, km=kernel, allow_errors=allow_errors,
+                           resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute()
+        finally:  # a kernel manager handed to nbclient is ours to shut down
+            if kernel.has_kernel:
+                kernel.shutdown_kernel(now=True)
+    target = _executed_path(nb_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _lab("store").store_text(target, nbformat.writes(notebook))
+    recording = _recording()
+    if recording is not None:  # into the recording being made by make record
+        recording.keep_notebook(Path(nb_path), target)
+
+
+def _notebook_jobs(config, jupyter) -> list[tuple[str, object]]:
+    """The notebooks this build would execute when its pages render them (the default language's: a translation
+    takes its twin's outputs), as jobs for ``cache.prefetch`` to run beside the experiments that time nothing: each
+    in its own kernel, on a core of its own, instead of one after the other once the experiments are done."""
+    machines, store = _lab("machines"), _lab("store")
+    if jupyter is None or not jupyter.config.get("execute") or machines.frozen() or store.deferred():
+        return []
+    recording = _recording()
+    jobs = []
+    for pattern in jupyter.config["include"]:
+        for source in sorted(Path(config.docs_dir).glob(pattern)):
+            path = str(source)
+            if _twin(path) is not None or path in _session.executed_now:
+                continue
+            if recording is not None and not _session.reexecute and recording.reuse_notebook(source) is not None:
+                continue  # make record carries it from the recording it replaces
+            if _executed_path(path).exists() and not _session.reexecute and recording is None:
+                continue
+
+            def run(path: str = path) -> None:
+                _execute(path, jupyter.config.get("kernel_name", ""),
+                         allow_errors=jupyter.config.get("allow_errors", False))
+                _session.executed_now.add(path)
+
+            jobs.append((f"notebook {source.name}", run))
+    return jobs
 
 
 def _translated(source: str, twin: Path, execute_twin) -> Path:
@@ -376,9 +412,14 @@ def on_config(config):
     markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
                 if getattr(config, "markdown_extensions", None) is not None else context.Build().markdown)
     context.begin(context.Build(language=language, refreshed=_session.refreshed, markdown=markdown))
+    if first:
+        _session.executed_now.clear()
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if jupyter is not None:
+        _configure_notebooks(config, jupyter)
     if first and getattr(config, "docs_dir", None):  # the experiments of the topics its pages present, the timing
-        try:  # experiments' processes taking turns, before any page runs
-            _lab("cache").prefetch(topic_experiments(topics(config.docs_dir)))
+        try:  # experiments' processes taking turns, then the others and the notebooks, before any page runs
+            _lab("cache").prefetch(topic_experiments(topics(config.docs_dir)), beside=_notebook_jobs(config, jupyter))
         except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
             raise PluginError(str(error)) from None
     # A page's usage example imports a recipe as a reader does, from the file beside their script
@@ -401,9 +442,6 @@ def on_config(config):
             problem = _lab("fonts").problem()
             if problem:
                 raise PluginError(problem)
-    jupyter = config.plugins.get("mkdocs-jupyter")
-    if jupyter is not None:
-        _configure_notebooks(config, jupyter)
     return config
 
 

@@ -24,12 +24,12 @@ import logging
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Callable
 
 log = logging.getLogger("mkdocs.plugins.pitfalls")
 
 PROCESSES_ENV = "PITFALLS_PROCESSES"
-DEFAULT_PROCESSES = 5
+DEFAULT_PROCESSES = 3
 MAX_PROCESSES = 32
 
 
@@ -225,10 +225,13 @@ def free_cores() -> tuple[int, float]:
 
 
 def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
-                 expected: list[float]) -> list[tuple[dict | Exception, float]]:
+                 expected: list[float], beside: list[tuple[str, Callable[[], None]]] = ()
+                 ) -> list[tuple[dict | Exception, float]]:
     """Experiments ``(exp, params, digest)`` that time nothing, each run once in a worker process, ``free_cores()`` of
-    them at a time (each with one thread: ``environment.experiment_threads``), the longest ``expected`` first. Returns,
-    in the order given, each value (or the error that stopped it) and the seconds it took."""
+    them at a time (each with one thread: ``environment.experiment_threads``), the longest ``expected`` first. Each
+    job of ``beside`` (``(label, run)``: a notebook's execution, in a kernel of its own) takes a core the same way,
+    started before the experiments; its error is logged, and its caller finds its work undone. Returns, in the
+    order given, each experiment's value (or the error that stopped it) and the seconds it took."""
     import time
     from concurrent.futures import ThreadPoolExecutor
     from queue import SimpleQueue
@@ -237,9 +240,11 @@ def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
     quiet = cores()
     free: SimpleQueue[int] = SimpleQueue()
     for index in range(count):
-        _worker(index)  # started here, one by one, not by the threads at once
+        if wanted:  # notebooks alone need no worker
+            _worker(index)  # started here, one by one, not by the threads at once
         free.put(index)
-    log.info("pitfalls: running %d experiments side by side, %d at a time%s", len(wanted), count,
+    log.info("pitfalls: running %d experiments%s side by side, %d at a time%s", len(wanted),
+             f" and {len(beside)} notebooks" if beside else "", count,
              f" (other programs keep {busy:.1f} of {quiet} cores busy)" if count < quiet else "")
 
     def one(item: tuple[Any, dict, str]) -> tuple[dict | Exception, float]:
@@ -257,8 +262,22 @@ def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
         log.info("pitfalls: %s done in %.1f s", exp.name, elapsed)
         return value, elapsed
 
+    def job(label: str, run: Callable[[], None]) -> None:
+        index = free.get()
+        start = time.perf_counter()
+        try:
+            run()
+            log.info("pitfalls: %s done in %.1f s", label, time.perf_counter() - start)
+        except Exception as error:  # noqa: BLE001 - its page does the work again, and reports what fails
+            log.info("pitfalls: %s failed beside the experiments (%s: %s); its page does it again", label,
+                     type(error).__name__, error)
+        finally:
+            free.put(index)
+
     order = sorted(range(len(wanted)), key=lambda i: -expected[i])
     with ThreadPoolExecutor(max_workers=count) as pool:
+        for label, run in beside:
+            pool.submit(job, label, run)
         futures = {i: pool.submit(one, wanted[i]) for i in order}
     return [futures[i].result() for i in range(len(wanted))]
 

@@ -216,7 +216,7 @@ def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
     k processes with standard deviation s: the range a rebuild's value should fall in if the machine behaves as
     it did while these processes ran, which is what a reader takes an interval to mean; it is √2 wider than a
     confidence interval for the mean. s is never less than what the scatter of each process's own rounds gives
-    its value (``_process_spread``): three to five processes can agree by chance.
+    its value (``_process_spread``): a few processes can agree by chance.
 
     Within one process only (no ``processes``): timings from ``interleaved`` give the median of the per-round
     ratios, bootstrapped over rounds (paired); otherwise the blocks of each timing are resampled independently.
@@ -311,7 +311,7 @@ def round_scatter(rounds: list[float]) -> float:
 def _process_spread(per_process: list[float], rounds: list[list[float]]) -> float:
     """The spread the interval uses: the standard deviation between the processes' values, or, where it is
     larger, the spread each process's value has from the scatter of its own rounds (root mean square over the
-    processes). A process's value varies at least by its rounds' scatter, so three to five processes that agree
+    processes). A process's value varies at least by its rounds' scatter, so a few processes that agree
     more closely than their rounds allow agreed by chance, and the rounds' figure is the honest one."""
     between = statistics.stdev(per_process)
     within = [round_scatter(r) for r in rounds if len(r) >= 3]
@@ -386,7 +386,7 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
                   if _same_rounds(*(row["processes"][p] for pair in parts for row in pair)) else [] for p in used]
         if all(0 < value < 1 for value in per_process + [v for r in rounds for v in r]):
             # a share strictly between 0 and 1: its interval on the logit scale, which cannot reach 0% or 100%
-            # (a linear one can, by arithmetic alone, with three to five processes)
+            # (a linear one can, by arithmetic alone, with a few processes)
             half = t_quantile(k - 1) * _process_spread(_logits(per_process), [_logits(r) for r in rounds])
             half *= math.sqrt(2 / k)
             low, high = (_expit(_logit(centre) + sign * half) for sign in (-1, 1))
