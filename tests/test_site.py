@@ -157,7 +157,8 @@ PRINTED = {
 
 @pytest.mark.parametrize("notebook", sorted(PRINTED))
 def test_notebook_prints_what_the_original_script_prints(built_site, tmp_path, notebook):
-    """Run the notebook's code as a plain script: what it prints equals what the built page shows."""
+    """Run the notebook's code as a plain script, with the one intra-op thread the build executes it with: what it
+    prints equals what the built page shows."""
     pattern, lines = PRINTED[notebook]
     html = (built_site / "notebooks" / notebook / "index.html").read_text(encoding="utf-8")
     page_values = re.findall(pattern, html)
@@ -167,7 +168,8 @@ def test_notebook_prints_what_the_original_script_prints(built_site, tmp_path, n
     script = tmp_path / f"{notebook}.py"
     script.write_text(code)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900,
-                         env={**os.environ, "MPLBACKEND": "Agg"}, cwd=tmp_path)
+                         env={**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+                         cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert re.findall(pattern, out.stdout) == page_values
 

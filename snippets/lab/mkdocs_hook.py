@@ -251,8 +251,12 @@ def _execute(nb_path: str, kernel_name: str = "", *, allow_errors: bool = False)
     with tempfile.TemporaryDirectory(prefix="pitfalls-kernel-") as sockets:
         kernel = KernelManager(kernel_name=kernel_name or "python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
         try:
+            # one intra-op thread, as every experiment runs: beside the experiments, two threads wait for the core
+            # they share with one (question_steps took 114 s there; with one thread 46 s, and printed the same)
+            threads = str(_lab("environment").EXPERIMENT_THREADS)
             NotebookClient(notebook, km=kernel, allow_errors=allow_errors,
-                           resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute()
+                           resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute(
+                env={**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
         finally:  # a kernel manager handed to nbclient is ours to shut down
             if kernel.has_kernel:
                 kernel.shutdown_kernel(now=True)
