@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -168,9 +169,10 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
             executed.append(options)
             self.notebook = notebook
 
-        def execute(self):
+        def execute(self, **kernel):
             import nbformat
 
+            executed[-1]["kernel_env"] = kernel["env"]
             self.notebook.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
 
     monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
@@ -183,7 +185,10 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
     assert calls == [(str(target), {"execute": False, "kernel_name": "", "theme": "light"})]
     [options] = executed
     kernel = options.pop("km")
+    env = options.pop("kernel_env")
     assert options == {"allow_errors": False, "resources": {"metadata": {"path": str(tmp_path)}}}
+    # one intra-op thread, as every experiment runs, and otherwise the build's environment
+    assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1" and env["PATH"] == os.environ["PATH"]
     # the kernel talks over a Unix socket (no "running over TCP without encryption" warning), named python3
     assert kernel.kernel_name == "python3" and kernel.transport == "ipc"
     stored = json.loads(target.read_text())
@@ -196,6 +201,50 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
     monkeypatch.setattr(hook._session, "reexecute", True)  # REFRESH=1: executed again, with the options given
     convert(str(source), execute=True, kernel_name="other", allow_errors=True)
     assert executed[-1]["km"].kernel_name == "other" and executed[-1]["allow_errors"] is True
+
+
+def test_the_notebooks_to_execute_are_jobs_beside_the_experiments_and_their_pages_execute_nothing(fresh_hook,
+                                                                                                   tmp_path,
+                                                                                                   monkeypatch):
+    """The default language's notebooks not executed yet become jobs for ``cache.prefetch`` (a translation takes its
+    twin's outputs; an executed copy from this source is kept; a frozen build executes nothing); once a job has
+    run, the page renders its executed copy without executing again."""
+    import nbclient
+
+    executed = []
+
+    class FakeClient:
+        def __init__(self, notebook, **options):
+            self.notebook = notebook
+
+        def execute(self, **kernel):
+            executed.append(kernel["env"]["OMP_NUM_THREADS"])
+
+    monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
+    jupyter = _jupyter_plugin(include=["notebooks/*.py", "zh/notebooks/*.py"])
+    config = _config(tmp_path, jupyter)
+    docs = Path(config.docs_dir)
+    for folder in (docs / "notebooks", docs / "zh" / "notebooks"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("a.py", "b.py"):
+            (folder / name).write_text("# %%\nprint(1)\n")
+    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
+    jobs = hook._notebook_jobs(config, jupyter)
+    assert [label for label, _ in jobs] == ["notebook a.py", "notebook b.py"], "the Chinese twins are not executed"
+    jobs[0][1]()
+    assert executed == ["1"] and hook._session.executed_now == {str(docs / "notebooks" / "a.py")}
+    assert [label for label, _ in hook._notebook_jobs(config, jupyter)] == ["notebook b.py"]
+    calls = []
+    convert = hook._keep_executed(lambda path, **options: calls.append(path) or "<html>")
+    convert(str(docs / "notebooks" / "a.py"), execute=True, kernel_name="")
+    assert executed == ["1"] and calls == [str(hook._executed_path(str(docs / "notebooks" / "a.py")))], \
+        "the page renders the job's executed copy, executing nothing"
+    monkeypatch.setattr(hook._session, "executed_now", set())
+    assert [label for label, _ in hook._notebook_jobs(config, jupyter)] == ["notebook b.py"], "a's copy is kept"
+    monkeypatch.setattr(hook._session, "reexecute", True)  # REFRESH=1: both again
+    assert len(hook._notebook_jobs(config, jupyter)) == 2
+    monkeypatch.setenv("FROZEN", "1")
+    assert hook._notebook_jobs(config, jupyter) == []
 
 
 @pytest.mark.parametrize("path, execute", [("question.py", False), ("question.ipynb", True)])
@@ -444,7 +493,7 @@ def _no_execution(monkeypatch) -> None:
         def __init__(self, notebook, **options):
             pass
 
-        def execute(self):
+        def execute(self, **kernel):
             pass
 
     monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)

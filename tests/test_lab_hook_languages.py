@@ -215,7 +215,7 @@ def test_the_converter_renders_a_translated_notebook_from_its_twins_one_executio
         def __init__(self, notebook, **options):
             self.notebook = notebook
 
-        def execute(self):
+        def execute(self, **kernel):
             executions.append(1)
             self.notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
             self.notebook.metadata.update(language_info={"name": "python"}, kernelspec={"name": "k"},
