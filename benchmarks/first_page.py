@@ -90,6 +90,8 @@ def _run(args: argparse.Namespace, folder: str) -> int:
     log_path = Path(folder) / "serve.log"
     env = {key: value for key, value in os.environ.items() if not key.startswith("PITFALLS_")}
     env.update(NO_MKDOCS_2_WARNING="1")
+    if args.venv:  # the reused environment's editable install points at this tree: the clone's code and cache first
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(clone), env.get("PYTHONPATH")]))
     start = time.monotonic()
     marks: dict[str, float] = {}
     with log_path.open("w") as log:
