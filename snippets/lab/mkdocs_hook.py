@@ -32,6 +32,7 @@ import shutil
 import sys
 import warnings
 from pathlib import Path
+from typing import Callable
 from html import unescape
 from html.parser import HTMLParser
 from urllib.parse import unquote
@@ -214,8 +215,7 @@ def _keep_executed(original):
             executed = str(_executed_path(nb_path))
             return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
         recording = _recording()
-        carried = recording.reuse_notebook(Path(nb_path)) if recording is not None and not _session.reexecute \
-            else None
+        carried = _carried(str(nb_path), recording)
         target = _executed_path(nb_path)
         if carried is not None:  # make record: executed from this source already, by the recording it replaces
             # (this machine's fingerprint): its outputs are this build's, published beside the page
@@ -224,14 +224,26 @@ def _keep_executed(original):
             recording.keep_notebook(Path(nb_path), carried)
             return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options),
                                  str(target))
-        if str(nb_path) in _session.executed_now or (target.exists() and not _session.reexecute and recording is None):
-            # executed in this build beside the experiments, or here before from this source
+        if _executed_already(str(nb_path), recording):
             return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
         _execute(str(nb_path), kernel_name, allow_errors=options.get("allow_errors", False))
         return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
 
     nb2html.pitfalls_wrapped = True
     return nb2html
+
+
+def _carried(source: str, recording) -> Path | None:
+    """Under ``make record`` (not REFRESH=1): the executed copy of notebook ``source`` in the recording being
+    replaced, if it was executed from this source; it is carried over, not executed again."""
+    return recording.reuse_notebook(Path(source)) if recording is not None and not _session.reexecute else None
+
+
+def _executed_already(source: str, recording) -> bool:
+    """Whether notebook ``source`` was executed in this build beside the experiments, or here before from this
+    source (whose copy REFRESH=1 and ``make record`` do not take)."""
+    return source in _session.executed_now or (
+        _executed_path(source).exists() and not _session.reexecute and recording is None)
 
 
 def _execute(nb_path: str, kernel_name: str = "", *, allow_errors: bool = False) -> None:
@@ -268,7 +280,7 @@ def _execute(nb_path: str, kernel_name: str = "", *, allow_errors: bool = False)
         recording.keep_notebook(Path(nb_path), target)
 
 
-def _notebook_jobs(config, jupyter) -> list[tuple[str, object]]:
+def _notebook_jobs(config, jupyter) -> list[tuple[str, Callable[[], None]]]:
     """The notebooks this build would execute when its pages render them (the default language's: a translation
     takes its twin's outputs), as jobs for ``cache.prefetch`` to run beside the experiments that time nothing: each
     in its own kernel, on a core of its own, instead of one after the other once the experiments are done."""
@@ -280,11 +292,7 @@ def _notebook_jobs(config, jupyter) -> list[tuple[str, object]]:
     for pattern in jupyter.config["include"]:
         for source in sorted(Path(config.docs_dir).glob(pattern)):
             path = str(source)
-            if _twin(path) is not None or path in _session.executed_now:
-                continue
-            if recording is not None and not _session.reexecute and recording.reuse_notebook(source) is not None:
-                continue  # make record carries it from the recording it replaces
-            if _executed_path(path).exists() and not _session.reexecute and recording is None:
+            if _twin(path) is not None or _carried(path, recording) is not None or _executed_already(path, recording):
                 continue
 
             def run(path: str = path) -> None:
