@@ -512,3 +512,15 @@ def test_torch_calls_counts_each_indexing_once_and_leaves_tensor_as_it_was():
         x[1], x[[0, 2]], x[1:3], torch.stack([x, x, x])
     assert (calls.indexing, calls.stacks, calls.stacked) == (3, 1, 3)
     assert torch.Tensor.__getitem__ is before and "__getitem__" not in vars(torch.Tensor)
+
+
+def test_the_epoch_timed_above_is_not_printed_again_in_the_workers_table():
+    result = _synthetic(test_checks_loader.worker_times(), "workers")
+    plain, pointed = figures.workers(result), figures.workers(result, epoch_above=(1000, 1000))
+    (plain_1k, plain_10k), (pointed_1k, pointed_10k) = (text.split("**N = 10,000") for text in (plain, pointed))
+    row = [line for line in pointed_1k.splitlines() if line.startswith("| num_workers=0 |")][0]
+    assert "the whole epoch, timed above" in row and " ms |" not in row and "| 1 (baseline) |" in row
+    assert "the whole epoch, timed above" not in plain, "only where the page timed that epoch"
+    assert plain_10k == pointed_10k, "the other setting keeps its time"
+    assert [line for line in plain_1k.splitlines() if "num_workers=1 |" in line] == \
+           [line for line in pointed_1k.splitlines() if "num_workers=1 |" in line], "the worker rows keep their times"

@@ -95,12 +95,16 @@ MIN_BLOCKS_FOR_IQR = 4
 
 def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, Interval], *, label: str,
                    baseline: str, extra: Sequence[str] = (),
-                   intervals_of: Callable[[Result], dict[str, Interval]] | None = None) -> str:
+                   intervals_of: Callable[[Result], dict[str, Interval]] | None = None,
+                   shown_elsewhere: dict[str, str] | None = None) -> str:
     """Median, spread, and each row's ratio to the ``baseline`` row with its 95% interval; the stamp; a noise
     warning if one of the ratios is too wide. ``intervals`` are by row label; ``extra`` columns are row keys. The
     repeats column says how many fresh processes and rounds each was timed in. Given ``intervals_of`` (how
     ``intervals`` are computed from a result), a ratio that a recorded machine of the same kind measured outside
-    this interval says so in its cell, with that machine's value (``same_kind_said``)."""
+    this interval says so in its cell, with that machine's value (``same_kind_said``). A row whose time the page
+    prints elsewhere (``shown_elsewhere``: label → where) gets that reference instead of a second number for the
+    same quantity; its ratios stand."""
+    shown_elsewhere = shown_elsewhere or {}
     elsewhere = machines.disagreeing(result, intervals_of) if intervals_of is not None else {}
     by_rounds = any(row.get("rounds") for row in rows)
     by_processes = any(row.get("processes") for row in rows)
@@ -116,7 +120,11 @@ def interval_table(result: Result, rows: Sequence[dict], intervals: dict[str, In
         spread = seconds(row["iqr"]) if per_measurement >= MIN_BLOCKS_FOR_IQR else "—"
         repeats = (f"{len(row['processes'])} × {len(row['processes'][0].get('rounds') or ())}"
                    if by_processes else count)
-        body.append([row["label"], ratio, seconds(row["median"]), spread, repeats,
+        if row["label"] in shown_elsewhere:
+            median, spread = shown_elsewhere[row["label"]], "—"
+        else:
+            median = seconds(row["median"])
+        body.append([row["label"], ratio, median, spread, repeats,
                      *(row.get(key, "") for key in extra)])
     named = [(f"{name} ÷ {baseline}", interval) for name, interval in intervals.items()]
     return (table(headers, body, align="l" + "r" * (len(headers) - 1)) + "\n" + stamp_line(result)
@@ -479,10 +487,13 @@ def _batches(n: int, batch_size: int) -> int:
     return -(-n // batch_size)
 
 
-def workers(result: Result) -> str:
-    """One timing table per setting of N and batch size: DataLoader's worker settings and TensorLoader."""
+def workers(result: Result, epoch_above: tuple[int, int] | None = None) -> str:
+    """One timing table per setting of N and batch size: DataLoader's worker settings and TensorLoader. At the
+    setting ``epoch_above`` (N, batch size), whose num_workers=0 epoch the page has timed already (the breakdown),
+    that row's time cell points there: one epoch, one number per page."""
     text = ""
     for n, batch_size in result["settings"]:
+        above = ({"num_workers=0": "the whole epoch, timed above"} if epoch_above == (n, batch_size) else None)
         batches = _batches(n, batch_size)
         heading = t("**N = {n}, batch size {batch_size}** ({batches} batches per epoch)" if batches > 1 else
                     "**N = {n}, batch size {batch_size}** ({batches} batch per epoch)",
@@ -490,7 +501,7 @@ def workers(result: Result) -> str:
         text += (f"{heading}\n\n"
                  + interval_table(result, list(worker_rows(result, n).values()),
                                   worker_ratios(result, n, "num_workers=0"), label="Loader (time per epoch)",
-                                  baseline="num_workers=0")
+                                  baseline="num_workers=0", shown_elsewhere=above)
                  + "\n")
     return text
 
