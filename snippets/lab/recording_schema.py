@@ -302,10 +302,11 @@ def accepted_parameters(function: Callable) -> Callable[[str], bool]:
     return names.__contains__
 
 
-def check_folder(folder: Path, find_experiment: Callable[[str], Any]) -> dict:
+def check_folder(folder: Path, find_experiment: Callable[[str], Any],
+                 checked: Callable[[Path, dict], None] = lambda path, entry: None) -> dict:
     """Every file of recording ``folder``, checked; its manifest returned. ``find_experiment(name)`` gives the
     experiment of that name (with ``.func``), or None when the site has none by that name: such results are
-    never read (the manifest lists them as stale)."""
+    never read (the manifest lists them as stale). ``checked(path, entry)`` is handed each result as checked."""
     label = folder.name
     where = f"results/{label}"
     if folder.is_symlink():
@@ -348,6 +349,7 @@ def check_folder(folder: Path, find_experiment: Callable[[str], Any]) -> dict:
             entry = check_entry(read_json(path, shown), shown, parts[0], accepted_parameters(exp.func))
             if params_key(entry["params"]) != path.stem:
                 _refuse(shown, f"holds {parts[0]}({entry['params']}), whose file is {params_key(entry['params'])}.json")
+            checked(path, entry)
     return manifest
 
 

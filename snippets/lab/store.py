@@ -161,8 +161,7 @@ class Recording:
         if not path.exists():
             return None
         # checked once per file as it is on disk: a build rechecks every claim on every recording, each a read
-        stat = path.stat()
-        key = (str(path), stat.st_mtime_ns, stat.st_size, experiment)
+        key = _checked_key(path, experiment)
         if key not in _CHECKED:
             exp = self.find(experiment) if self.find is not None else None
             try:
@@ -192,8 +191,11 @@ class Recording:
 def load(path: Path, find: Find | None = None) -> Recording:
     """The recording in folder ``path``, every file of it checked (``recording_schema``): an ``ArchiveError``
     naming the file and field that is not as this project records it."""
+    def keep(file: Path, entry: dict) -> None:  # each result is checked once per process: here, not again by entry
+        _CHECKED[_checked_key(file, file.parent.name)] = json.dumps(entry)
+
     try:
-        manifest = recording_schema.check_folder(path, find or (lambda name: None))
+        manifest = recording_schema.check_folder(path, find or (lambda name: None), keep)
     except recording_schema.RecordingRefused as error:
         raise ArchiveError(str(error)) from None
     except OSError as error:
@@ -278,6 +280,11 @@ def primary(find: Find | None = None) -> Recording:
 
 # recorded results as checked against the schema, by (path, modification time, size, experiment): JSON text
 _CHECKED: dict[tuple, str] = {}
+
+
+def _checked_key(path: Path, experiment: str) -> tuple:
+    stat = path.stat()
+    return str(path), stat.st_mtime_ns, stat.st_size, experiment
 
 
 def forget() -> None:
