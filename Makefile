@@ -23,12 +23,12 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet --no-compile --upgrade pip
+	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@# the torch build this machine can use (CPU without an NVIDIA driver), said in one line; NumPy 1.x beside torch < 2.4
 	@TORCH_SPEC="$(TORCH_SPEC)" TORCH_INDEX_URL="$(TORCH_INDEX_URL)" $(BIN)/python tools/install_torch.py
 	@# setuptools warns of every editable install that a folder named like the package could shadow it: here that
 	@# folder is the package itself
-	PYTHONWARNINGS="ignore:Editable installation:UserWarning" $(BIN)/python -m pip install --quiet --no-compile -e ".[docs,test]"
+	PYTHONWARNINGS="ignore:Editable installation:UserWarning" $(BIN)/python -m pip install --quiet -e ".[docs,test]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)
 

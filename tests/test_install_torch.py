@@ -101,7 +101,6 @@ def test_the_script_prints_its_choice_in_one_line_and_runs_pip(monkeypatch, caps
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and out.startswith("torch: torch==2.13.0")
     assert calls[0][-1] == "torch==2.13.0" and calls[0][1:4] == ["-m", "pip", "install"]
-    assert "--no-compile" in calls[0], "torch's thousands of files are compiled as they are imported, not all at install"
     # the torch of this environment is 2.4 or newer: no NumPy 1.x pinned beside it
     assert len(calls) == 1
 

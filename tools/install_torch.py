@@ -113,9 +113,7 @@ def main() -> int:
     choice = choose(os.environ.get("TORCH_SPEC"), os.environ.get("TORCH_INDEX_URL"), platform.system(),
                     platform.machine(), driver_cuda())
     print(choice.line, flush=True)
-    # --no-compile: Python compiles a module when it is first imported (once: the environment is writable), not
-    # all of torch's several thousand files at install time, most of which nothing imports (16.6 s -> 6.3 s here)
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile"]
+    pip = [sys.executable, "-m", "pip", "install", "--quiet"]
     if subprocess.call([*pip, *choice.args]) != 0:
         print(f"install_torch: pip could not install {' '.join(choice.args)}", file=sys.stderr)
         return 1
