@@ -487,13 +487,18 @@ def _batches(n: int, batch_size: int) -> int:
     return -(-n // batch_size)
 
 
+# the num_workers=0 row's time where the breakdown timed that epoch (on the CPU clock; this table's is the wall clock);
+# an HTML link: markdown-exec prefixes a Markdown link's "#anchor" with the block's id, which no heading has
+EPOCH_ABOVE = '≈ the whole epoch in <a href="#stage-by-stage">Stage by stage</a>'
+
+
 def workers(result: Result, epoch_above: tuple[int, int] | None = None) -> str:
     """One timing table per setting of N and batch size: DataLoader's worker settings and TensorLoader. At the
     setting ``epoch_above`` (N, batch size), whose num_workers=0 epoch the page has timed already (the breakdown),
     that row's time cell points there: one epoch, one number per page."""
     text = ""
     for n, batch_size in result["settings"]:
-        above = ({"num_workers=0": "the whole epoch, timed above"} if epoch_above == (n, batch_size) else None)
+        above = {"num_workers=0": EPOCH_ABOVE} if epoch_above == (n, batch_size) else None
         batches = _batches(n, batch_size)
         heading = t("**N = {n}, batch size {batch_size}** ({batches} batches per epoch)" if batches > 1 else
                     "**N = {n}, batch size {batch_size}** ({batches} batch per epoch)",
