@@ -211,17 +211,40 @@ def cores() -> int:
     return max(1, min(_usable(), MAX_SIDE_BY_SIDE))
 
 
-def free_cores() -> tuple[int, float]:
-    """How many experiments that time nothing run at once now, and how many cores other programs keep busy: one
-    experiment per core (``cores()``) those programs leave free, read with psutil over ``BUSY_WINDOW_S``, at least
-    one. Beside programs that hold the cores, fewer at a time each get a larger share of a core, where all of them
-    at once would each wait their turn for one: no experiment slows down by more than the machine's load."""
+def others_busy(window: float = BUSY_WINDOW_S) -> float:
+    """How many cores other programs kept busy over ``window`` seconds: the machine's busy CPU time (psutil) less
+    this process's and its children's, running or ended, so that the build's own work (a timing process ending, a
+    kernel starting) never reads as another program's."""
+    import time
+
     import psutil
 
-    mine = _usable()
-    busy = psutil.cpu_percent(interval=BUSY_WINDOW_S) / 100 * (psutil.cpu_count() or mine)
+    def snapshot() -> tuple[float, float, float]:
+        machine = psutil.cpu_times()
+        busy = sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)
+        me = psutil.Process()
+        own = sum(me.cpu_times()[:4])  # user, system, and those of the children it waited for
+        for child in me.children(recursive=True):
+            try:
+                own += sum(child.cpu_times()[:2])
+            except psutil.Error:  # it ended meanwhile
+                continue
+        return time.perf_counter(), busy, own
+
+    start, busy, own = snapshot()
+    time.sleep(window)
+    end, busy_after, own_after = snapshot()
+    return max(0.0, (busy_after - busy) - (own_after - own)) / max(end - start, 1e-9)
+
+
+def free_cores() -> tuple[int, float]:
+    """How many experiments that time nothing run at once now, and how many cores other programs keep busy: one
+    experiment per core (``cores()``) those programs leave free (``others_busy``), at least one. Beside programs
+    that hold the cores, fewer at a time each get a larger share of a core, where all of them at once would each
+    wait their turn for one: no experiment slows down by more than the machine's load."""
+    busy = others_busy()
     # a core counts as taken once others use more than three quarters of one
-    return max(1, min(cores(), mine - int(busy + 0.25))), busy
+    return max(1, min(cores(), _usable() - int(busy + 0.25))), busy
 
 
 def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
