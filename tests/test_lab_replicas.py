@@ -277,31 +277,18 @@ def test_experiments_side_by_side_take_only_the_cores_other_programs_leave(monke
 
 
 def test_the_builds_own_work_is_not_counted_as_other_programs(monkeypatch):
-    """Over a one-second window the machine was busy 1.9 cores' worth, of which this process used 0.9 and its child
-    0.6: other programs kept 0.4 of a core busy."""
+    """Over a one-second window the machine was busy 1.9 cores' worth, of which this process and its children
+    (``timing.cpu_snapshot``: tested in test_lab_timing_intervals) used 1.5: other programs kept 0.4 busy."""
     import time
-    from types import SimpleNamespace
 
-    import psutil
+    from snippets.lab import timing
 
-    clock, machine, mine, child = iter([10.0, 11.0]), iter([100.0, 101.9]), iter([20.0, 20.9]), iter([5.0, 5.6])
-
-    class Machine(tuple):  # psutil's cpu_times: busy fields, then idle and iowait by name
-        idle = 0.0
-        iowait = 0.0
-
-    class Process:
-        def cpu_times(self):
-            return (next(mine), 0.0, 0.0, 0.0)
-
-        def children(self, recursive):
-            return [SimpleNamespace(cpu_times=lambda: (next(child), 0.0))]
-
-    monkeypatch.setattr(psutil, "cpu_times", lambda: Machine((next(machine),)))
-    monkeypatch.setattr(psutil, "Process", Process)
-    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    snapshots = iter([(10.0, 100.0, 200.0, 25.0), (11.0, 101.9, 202.0, 26.5)])  # wall, machine busy, total, own
+    monkeypatch.setattr(timing, "cpu_snapshot", lambda: next(snapshots))
     monkeypatch.setattr(time, "sleep", lambda seconds: None)
     assert replicas.others_busy(1.0) == pytest.approx(0.4)
+    monkeypatch.setattr(timing, "cpu_snapshot", lambda: None)
+    assert replicas.others_busy(1.0) == 0.0, "accounting psutil cannot read reads as a quiet machine"
 
 
 def test_an_experiment_run_in_the_build_runs_with_one_thread_and_gives_the_threads_back(monkeypatch, timed_package):

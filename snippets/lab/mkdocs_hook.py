@@ -412,7 +412,7 @@ def _finished_html_aside(convert):
 
         def token(match: re.Match) -> str:
             body = match.group(2) if match.group(2) is not None else match.group(4)
-            key = "pitfallsaside" + hashlib.sha256(body.encode()).hexdigest()[:24]
+            key = f"pitfallsaside{len(aside)}x"  # x: the tenth is not the first with a digit after it
             aside[key] = body
             return match.group(1) + key + match.group(3) if match.group(2) is not None else key
 

@@ -212,29 +212,19 @@ def cores() -> int:
 
 
 def others_busy(window: float = BUSY_WINDOW_S) -> float:
-    """How many cores other programs kept busy over ``window`` seconds: the machine's busy CPU time (psutil) less
-    this process's and its children's, running or ended, so that the build's own work (a timing process ending, a
-    kernel starting) never reads as another program's."""
+    """How many cores other programs kept busy over ``window`` seconds: the machine's busy CPU time less this
+    process's and its children's, running or ended (``timing.cpu_snapshot``), so that the build's own work (a
+    timing process ending, a kernel starting) never reads as another program's. 0 where psutil cannot read it."""
     import time
 
-    import psutil
+    from . import timing
 
-    def snapshot() -> tuple[float, float, float]:
-        machine = psutil.cpu_times()
-        busy = sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)
-        me = psutil.Process()
-        own = sum(me.cpu_times()[:4])  # user, system, and those of the children it waited for
-        for child in me.children(recursive=True):
-            try:
-                own += sum(child.cpu_times()[:2])
-            except psutil.Error:  # it ended meanwhile
-                continue
-        return time.perf_counter(), busy, own
-
-    start, busy, own = snapshot()
+    before = timing.cpu_snapshot()
     time.sleep(window)
-    end, busy_after, own_after = snapshot()
-    return max(0.0, (busy_after - busy) - (own_after - own)) / max(end - start, 1e-9)
+    after = timing.cpu_snapshot()
+    if before is None or after is None or after[0] <= before[0]:
+        return 0.0
+    return max(0.0, (after[1] - before[1]) - (after[3] - before[3])) / (after[0] - before[0])
 
 
 def free_cores() -> tuple[int, float]:
