@@ -27,7 +27,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TOPICS = ("seeding-order", "loader-overhead", "update-steps")
+sys.path.insert(0, str(ROOT))
+from snippets.lab.mkdocs_hook import topic_pages  # noqa: E402
+
+# the topic pages, named in their own front matter (``topic: loader``)
+TOPICS = tuple(path.removesuffix(".md") for path in topic_pages(ROOT / "docs") if not path.startswith("zh/"))
 MAX_UNDECIDED = 3
 MAX_SLOWDOWN = 2.0
 _CLAIM = re.compile(r'<span class="(pitfalls-claim(?: pitfalls-claim--(\w+))?[^"]*)"[^>]*data-check="([^"]+)"')

@@ -16,6 +16,30 @@ ROOT = Path(__file__).resolve().parents[1]
 MKDOCS = [sys.executable, "-m", "mkdocs"]
 
 
+def topic_pages() -> dict[str, str]:
+    """The English topic pages by name (``loader-overhead``) and the topic each presents (``loader``), read from
+    their front matter as the build reads it: a new topic's page is tested without being listed in a test."""
+    from snippets.lab.mkdocs_hook import topic_pages as pages
+
+    return {path.removesuffix(".md"): topic for path, topic in pages(ROOT / "docs").items()
+            if not path.startswith("zh/")}
+
+
+# the recipes: the single files at the top of snippets/
+RECIPES = sorted(path.stem for path in (ROOT / "snippets").glob("*.py") if path.stem != "__init__")
+
+
+def recipe_pages() -> dict[str, str]:
+    """Each recipe (``tensor_loader``) and the topic page that shows it whole (``loader-overhead``: its source is
+    included there, ``--8<-- "snippets/tensor_loader.py"``)."""
+    found = {}
+    for page in topic_pages():
+        text = (ROOT / "docs" / f"{page}.md").read_text(encoding="utf-8")
+        found.update({recipe: page for recipe in RECIPES if f'--8<-- "snippets/{recipe}.py"' in text})
+    assert set(found) == set(RECIPES), f"recipes no topic page shows: {sorted(set(RECIPES) - set(found))}"
+    return found
+
+
 def made_result(value: dict, experiment: str, *, timing: bool = False, **extra):  # noqa: ANN201 - a cache.Result
     """A value as a page sees a result of ``experiment``: with this machine's stamp (``extra``: Result's others)."""
     from snippets.lab import environment

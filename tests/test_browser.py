@@ -28,7 +28,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from browser_support import SiteServer, broken_links, discover_pages, slug
-from conftest import ROOT, screenshots_folder
+from conftest import ROOT, recipe_pages, screenshots_folder, topic_pages
 
 pytestmark = pytest.mark.browser
 
@@ -50,8 +50,7 @@ SEARCHES = [("manual_seed", "seeding-order/"), ("collate", "loader-overhead/"), 
             ("学习率", "zh/update-steps/"), ("全批量", "zh/loader-overhead/"),
             # the askers' own words, which the pages quote and the glossary writes otherwise
             ("全量批次", "zh/loader-overhead/"), ("批量大小", "zh/update-steps/"), ("epoch", "zh/update-steps/")]
-RECIPES = [("seeding-order/", "snippets/seeding.py"), ("loader-overhead/", "snippets/tensor_loader.py"),
-           ("update-steps/", "snippets/step_budget.py")]
+RECIPES = [(f"{page}/", f"snippets/{recipe}.py") for recipe, page in sorted(recipe_pages().items())]
 COPY_BUTTON = 'button.md-clipboard, button.md-code__button[data-md-type="copy"]'
 PALETTE_TOGGLE = 'label.md-header__button[for^="__palette"]'
 
@@ -1090,8 +1089,7 @@ _PHONE_READING = """() => {
 }"""
 
 
-@pytest.mark.parametrize("page", ["loader-overhead/", "zh/loader-overhead/", "update-steps/", "zh/update-steps/",
-                                  "seeding-order/"])
+@pytest.mark.parametrize("page", [f"{lang}{page}/" for page in topic_pages() for lang in ("", "zh/")])
 def test_a_phone_reader_sees_the_ratio_column_whole_identifiers_legible_figures_clear_code_and_every_tab(
         browser, base_url, page):
     phone = _Session(browser, base_url, viewport=PHONE, phone=True)

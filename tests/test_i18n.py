@@ -85,6 +85,23 @@ def test_a_missing_translation_is_kept_in_english_and_reported_with_its_page(zh,
     assert context.current().missing == {("zh", "bitwise equal"): {"zh/seeding-order.md"}}
 
 
+@pytest.mark.parametrize("name", ["Intel(R) Xeon(R) Processor", "Apple M2 Pro", "CPU (Intel(R) Core(TM) Ultra 7 Processor)"])
+def test_what_a_machine_calls_itself_is_shown_as_it_is_on_a_chinese_page(zh, catalogue_in, monkeypatch, name):
+    """A rebuilder's CPU or GPU is in no catalogue: its name, which reads as words, must not stop the Chinese build."""
+    from snippets.lab import environment, render
+
+    catalogue_in({"zh.po": {"field": "字段", "value": "值", "cpu": "CPU", "threads": "线程数"}})
+    assert i18n.t(name) == name and context.current().missing, "as plain text it is words nobody translated"
+    context.current().missing.clear()
+    fingerprint = {"cpu": name, "device_name": f"CPU ({name})", "threads": 1}
+    table = render.fingerprint_table(fingerprint)
+    assert name in table and "| 字段 | 值 |" in table
+    monkeypatch.setattr(environment, "cpu_model", lambda: name)
+    rows = dict(environment.describe())
+    assert rows["CPU model"] == name and render.t(rows["CPU model"]) == name
+    assert context.current().missing == {}, context.current().missing
+
+
 @pytest.mark.parametrize("text", ["`torch.randn`", "1.07 ms", "DataLoader, shuffle=True", "num_workers=2",
                                   "TensorDataset", "CPU", "2.13.0+cpu", "中位数", "Python", "—", "3 × 4", "GB/s"])
 def test_code_numbers_identifiers_and_chinese_need_no_translation(text):

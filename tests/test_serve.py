@@ -20,11 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import project_copy
+from conftest import project_copy, topic_pages
 
 pytestmark = pytest.mark.site
 
-PAGES = ["", "seeding-order/", "loader-overhead/", "update-steps/"]
 
 
 def _free_port() -> int:
@@ -116,7 +115,7 @@ def test_make_serve_serves_the_site_and_reloads_edits(serve_copy, tmp_path):
     try:
         home = _wait_for(lambda: _get(base), 900, process, log, f"the home page on {base}")
         assert "PyTorch pitfalls, measured" in home
-        for page in PAGES[1:]:
+        for page in (f"{page}/" for page in topic_pages()):
             html = _get(base + page)
             assert html is not None and '<article class="md-content__inner' in html, f"{page} was not served"
             assert "pitfalls-claim" in html, f"{page} was served without its checked claims"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,19 +17,11 @@ from conftest import ROOT, build_log
 
 pytestmark = pytest.mark.site
 
-# Each page's built HTML against its Markdown source: every say() there is one checked claim here, and the
-# number of figures is the page's (a page that loses or gains a figure must say so here).
-PAGES = {
-    "index.html": {"source": "index.md", "svg": 0},
-    "seeding-order/index.html": {"source": "seeding-order.md", "svg": 2},
-    "loader-overhead/index.html": {"source": "loader-overhead.md", "svg": 2},
-    "update-steps/index.html": {"source": "update-steps.md", "svg": 7},
-    "environment/index.html": {"source": "environment.md", "svg": 0},
-    # the question's loop by torch release: drawn when this machine has other releases recorded (results/)
-    "versions/index.html": {"source": "versions.md", "svg": 1},
-}
-# The Chinese edition: every page's twin under zh/, with the same figures, tables and claims.
-PAGES.update({f"zh/{page}": {**expected, "source": f"zh/{expected['source']}"} for page, expected in list(PAGES.items())})
+# Every page of the site, and its twin under zh/ (the Chinese edition): each built page against its Markdown source
+# (every say() there is one checked claim, every figure a drawing function is called or handed for, one figure).
+PAGES = {("index.html" if path.stem == "index" else f"{path.stem}/index.html"): path.name
+         for path in sorted((ROOT / "docs").glob("*.md"))}
+PAGES.update({f"zh/{page}": f"zh/{source}" for page, source in list(PAGES.items())})
 NOTEBOOKS = ["notebooks/question_seeding/index.html", "notebooks/question_steps/index.html"]
 NOTEBOOKS += [f"zh/{notebook}" for notebook in NOTEBOOKS]
 
@@ -36,30 +30,75 @@ def _figures(html: str) -> list[str]:
     return re.findall(r'<figure class="pitfalls-figure"[^>]*>.*?</figure>', html, flags=re.S)
 
 
-def _says(markdown: str) -> tuple[int, int]:
-    """How many ``say(`` calls a page's exec blocks make on every machine, and how many only under an ``if``
-    (claims about a GPU, or about torch.compile where it runs: otherwise the page says why there is none); None
-    for the latter when a ``say(`` sits in a loop (one claim per item: no upper bound)."""
-    always = only_if = looped = 0
-    for block in re.findall(r'```python exec="1"[^\n]*\n(.*?)```', markdown, flags=re.S):
-        lines = block.splitlines()
-        for number, line in enumerate(lines):
-            if "say(" not in line:
-                continue
-            # the lines it sits under: each the nearest line above it that is indented less than the last
-            owners, depth = [], len(line) - len(line.lstrip())
-            for i in range(number - 1, -1, -1):
-                indent = len(lines[i]) - len(lines[i].lstrip())
-                if lines[i].strip() and indent < depth:
-                    owners.append(lines[i].lstrip())
-                    depth = indent
-            if any(owner.startswith(("for ", "while ")) for owner in owners):
-                looped += line.count("say(")
-            elif any(owner.startswith(("if ", "elif ", "else")) for owner in owners):
-                only_if += line.count("say(")
+def _drawing_functions() -> dict[tuple[str, str], bool]:
+    """(topic, function) for every function of a topic's ``figures.py`` that draws a figure (calls ``svg``), and
+    whether it may draw nothing (``return ""``: the releases figure, where this machine recorded fewer than two)."""
+    found = {}
+    for path in (ROOT / "snippets" / "experiments").glob("*/figures.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(call, ast.Call) and getattr(call.func, "id", getattr(call.func, "attr", None)) == "svg"
+                    for call in ast.walk(node)):
+                found[path.parent.name, node.name] = any(
+                    isinstance(ret, ast.Return) and isinstance(ret.value, ast.Constant) and ret.value.value == ""
+                    for ret in ast.walk(node))
+    return found
+
+
+def _counted(markdown: str, counts) -> tuple[int, int | None]:  # noqa: ANN001 - counts(call, modules) -> (int, int)
+    """How many of what ``counts`` counts in each call (those made whenever the call is, and those the call itself
+    may leave out), the page's exec blocks make on every machine, and how many only on some: under an ``if``
+    (claims about a GPU, or about torch.compile where it runs: otherwise the page says why there is none), or left
+    out by the call; None for the latter when one sits in a loop (one per item: no upper bound)."""
+    always = only_if = 0
+    looped = False
+    # a block ends at the fence as indented as its opening one (the fences inside its strings are indented more)
+    for _, block in re.findall(r'^( *)```python exec="1"[^\n]*\n(.*?)^\1```[ \t]*$', markdown, flags=re.S | re.M):
+        tree = ast.parse(textwrap.dedent(block))
+        # (topic, module) of each module a block imports: "from snippets.experiments.steps import figures"
+        modules = {alias.asname or alias.name: (node.module.rsplit(".", 1)[1], alias.name) for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("snippets.experiments.")
+                   for alias in node.names}
+
+        def visit(node: ast.AST, where: str) -> None:
+            nonlocal always, only_if, looped
+            if isinstance(node, (ast.For, ast.While, ast.comprehension)):
+                where = "loop"
+            elif isinstance(node, (ast.If, ast.IfExp, ast.ExceptHandler)) and where != "loop":
+                where = "if"
+            sure, maybe = counts(node, modules) if isinstance(node, ast.Call) else (0, 0)
+            if where == "loop":
+                looped = looped or bool(sure or maybe)
+            elif where == "if":
+                only_if += sure + maybe
             else:
-                always += line.count("say(")
-    return always, only_if if not looped else None
+                always, only_if = always + sure, only_if + maybe
+            for child in ast.iter_child_nodes(node):
+                visit(child, where)
+
+        visit(tree, "always")
+    return always, None if looped else only_if
+
+
+def _says(markdown: str) -> tuple[int, int | None]:
+    return _counted(markdown, lambda call, _: (int(getattr(call.func, "id", None) == "say"), 0))
+
+
+def _draws(markdown: str) -> tuple[int, int | None]:
+    """Figures: a drawing function called (``figures.fit(result)``) or handed over positionally
+    (``present(result, figures.fit)``); one named as ``drawn_by=`` only shows its code."""
+    drawing = _drawing_functions()
+
+    def draws(call: ast.Call, modules: dict[str, tuple[str, str]]) -> tuple[int, int]:
+        sure = maybe = 0
+        for node in (call.func, *call.args):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                topic, module = modules.get(node.value.id, (None, None))
+                if module == "figures" and (topic, node.attr) in drawing:
+                    sure, maybe = (sure, maybe + 1) if drawing[topic, node.attr] else (sure + 1, maybe)
+        return sure, maybe
+
+    return _counted(markdown, draws)
 
 
 # Lines a reader takes for an alarm that is none: torch's CUDA probes and profiler markers on a CPU machine, NumPy's
@@ -85,23 +124,37 @@ def test_the_claim_count_knows_which_claims_run_only_on_some_machines():
     assert _says(looped) == (2, None), "a claim per row: as many as there are rows"
 
 
+def test_the_figure_count_knows_a_drawing_called_from_one_handed_over_and_one_only_shown():
+    block = ('```python exec="1"\nfrom snippets.experiments.steps import figures, measure\n'
+             'print(figures.curves(run(measure.curves), "shuffled"))\nprint(present(result, figures.fit))\n'
+             'print(figures.arithmetic(result))\nprint(code_panel(result, drawn_by=[figures.curves]))\n'
+             'if cuda:\n    print(figures.noise(result))\n```\n')
+    assert _draws(block) == (2, 1), "curves and fit drawn; arithmetic draws nothing; drawn_by only shows code"
+    releases = '```python exec="1"\nfrom snippets.experiments.loader import figures\nprint(figures.across_releases(r))\n```\n'
+    assert _draws(releases) == (0, 1), "a figure of releases is drawn only where two or more were recorded"
+    other = block.replace("experiments.steps", "experiments.seeding")
+    assert _draws(other) == (0, 0), "the seeding topic has no drawing called curves, fit or noise"
+
+
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_page_has_its_figures_claims_and_tables(built_site, page):
     html = (built_site / page).read_text(encoding="utf-8")
-    expected = PAGES[page]
-    assert len(_figures(html)) == expected["svg"], f"{page}: not the page's number of inline SVG figures"
+    source = (ROOT / "docs" / PAGES[page]).read_text(encoding="utf-8")
+    for what, found, (always, only_if) in [("inline SVG figures", _figures(html), _draws(source)),
+                                           # a timing claim noise cannot decide here is shown as undecided
+                                           ("checked claims", re.findall(r'class="pitfalls-claim(?: pitfalls-claim'
+                                                                         r'--undecided)?"', html), _says(source))]:
+        assert always <= len(found) <= always + (only_if if only_if is not None else len(found)), (
+            f"{page}: {len(found)} {what} for {always} made on every machine and {only_if} only on some")
     assert all("<svg" in f for f in _figures(html))
-    always, only_if = _says((ROOT / "docs" / expected["source"]).read_text(encoding="utf-8"))
-    # A timing claim that noise cannot decide on this machine is shown as undecided, still one per say().
     claims = re.findall(r'class="pitfalls-claim(?: pitfalls-claim--undecided)?"', html)
-    assert always <= len(claims) <= always + (only_if if only_if is not None else len(claims)), (
-        f"{page}: {len(claims)} claims for {always} say() always run and {only_if} run only on some machines")
     assert "Traceback" not in html and "exited with" not in html
     if page not in ("index.html", "zh/index.html"):
         assert "<table>" in html, f"{page}: no table"
     twin = page.removeprefix("zh/")
-    if twin != page:  # the Chinese page: as many tables and claims as its English twin, in Chinese
+    if twin != page:  # the Chinese page: as many figures, tables and claims as its English twin, in Chinese
         english = (built_site / twin).read_text(encoding="utf-8")
+        assert len(_figures(html)) == len(_figures(english)), f"{page}: not as many figures as /{twin}"
         assert html.count("<table>") == english.count("<table>"), f"{page}: not as many tables as /{twin}"
         assert len(claims) == len(re.findall(r'class="pitfalls-claim(?: pitfalls-claim--undecided)?"', english)), (
             f"{page}: not as many checked claims as /{twin}")
@@ -306,10 +359,13 @@ def test_the_versions_page_shows_every_claim_of_the_site_on_every_recorded_relea
     assert "data-pending" not in html, "the matrix took the marker's place"
     table = re.search(r'<div class="pitfalls-version-matrix"><table>(.*?)</table>', html, re.S).group(1)
     headers = re.findall(r'<th scope="col">(.*?)</th>', table)
-    recorded = sorted({machines.short_release(json.loads(path.read_text())["fingerprint"]["torch"])
-                       for path in (ROOT / "results").glob("*/manifest.json")})
+    import torch
+
+    # this build's release, and those recorded on this machine's hardware (results/ also holds other machines')
+    recorded = sorted({machines.short_release(torch.__version__)}
+                      | {machines.short_release(rec.fingerprint["torch"]) for rec in machines.releases()})
     shown = [re.sub(r"<br>.*", "", header) for header in headers[1:-1]]
-    assert set(recorded) <= set(shown), f"releases {recorded}, columns {shown}"
+    assert set(recorded) == set(shown), f"releases {recorded}, columns {shown}"
     root = built_site / prefix
     pages = [root / "index.html", *(path for path in root.glob("*/index.html")
                                     if path.parent.name not in ("versions", "zh"))]

@@ -11,13 +11,11 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import RECIPES, ROOT, topic_pages
 
 pytestmark = pytest.mark.site
 
-TOPICS = ["seeding-order", "loader-overhead", "update-steps"]
-TOPIC_PAGES = [f"{lang}{topic}/index.html" for lang in ("", "zh/") for topic in TOPICS]
-RECIPES = ("seeding.py", "tensor_loader.py", "step_budget.py")
+TOPIC_PAGES = [f"{lang}{topic}/index.html" for lang in ("", "zh/") for topic in topic_pages()]
 # a code block as the site writes it (its line count in a style attribute, its <code> focusable when a line is long)
 _BLOCK = re.compile(r'<div class="language-python([^"]*)highlight"[^>]*><pre>(?:<span></span>)?<code[^>]*>(.*?)</code>'
                     r'</pre>', re.S)
@@ -41,12 +39,12 @@ def copy_blocks(page_html: str) -> list[tuple[int, str]]:
 
 
 def test_the_copy_blocks_are_found_where_the_reader_is_asked_to_copy(built_site):
-    counts = {page: len(copy_blocks((built_site / page).read_text(encoding="utf-8"))) for page in TOPIC_PAGES}
-    # In short: 4 tabs (loader: torch alone first), 3 (seeding: torch alone first), 2 (update steps: torch alone
-    # first); the loader's recipe tabs 3; the Usage tab 1; the seeding page's random_split fix
-    assert counts == {"seeding-order/index.html": 4, "loader-overhead/index.html": 7, "update-steps/index.html": 3,
-                      "zh/seeding-order/index.html": 4, "zh/loader-overhead/index.html": 7,
-                      "zh/update-steps/index.html": 3}
+    for page in TOPIC_PAGES:
+        found = copy_blocks((built_site / page).read_text(encoding="utf-8"))
+        source = (ROOT / "docs" / page.replace("/index.html", ".md")).read_text(encoding="utf-8")
+        # the In short's tabs and the recipes' (marked pitfalls-copy in the page), and a recipe's Usage tab
+        marked = source.count(".pitfalls-copy}") + source.count('=== "Usage"') + source.count('=== "用法"')
+        assert len(found) == marked > 0, f"{page}: {len(found)} blocks to copy found, {marked} marked in its source"
 
 
 @pytest.mark.parametrize("page", TOPIC_PAGES)
@@ -58,7 +56,7 @@ def test_every_snippet_runs_as_pasted_beside_the_downloaded_recipe(built_site, t
     for number, (offset, code) in enumerate(copy_blocks(text)):
         folder = tmp_path / f"block-{number}"
         folder.mkdir()
-        needed = [name for name in RECIPES if re.search(rf"^\s*(from|import) {name[:-3]}\b", code, re.M)]
+        needed = [f"{name}.py" for name in RECIPES if re.search(rf"^\s*(from|import) {name}\b", code, re.M)]
         for name in needed:
             recipe = next(p for p in (built_site / "recipes" / name, built_site / "zh" / "recipes" / name)
                           if p.is_file())

@@ -107,10 +107,12 @@ def describe() -> list[tuple[str, str]]:
     import matplotlib
     import numpy
 
+    from .i18n import Verbatim
+
     device = pick_device()
-    rows = [
-        ("Device used by experiments", device_name(device)),
-        ("CPU model", cpu_model()),
+    rows = [  # what the machine calls itself is shown as it is, in every language
+        ("Device used by experiments", Verbatim(device_name(device))),
+        ("CPU model", Verbatim(cpu_model())),
         ("Logical CPUs (os.cpu_count)", str(os.cpu_count())),
         ("torch intra-op threads (torch's default here; every experiment runs with "
          f"{EXPERIMENT_THREADS})", str(torch.get_num_threads())),
@@ -118,12 +120,12 @@ def describe() -> list[tuple[str, str]]:
         ("torch", torch.__version__),
         ("torch CUDA build", str(torch.version.cuda or "none (CPU build)")),
         ("CUDA available", "yes" if torch.cuda.is_available() else "no"),
-        ("torch parallel backend", torch.__config__.parallel_info().splitlines()[-1].strip()
+        ("torch parallel backend", Verbatim(torch.__config__.parallel_info().splitlines()[-1].strip())
          if torch.__config__.parallel_info() else "unknown"),
         ("Python", sys.version.split()[0]),
         ("NumPy", numpy.__version__),
         ("Matplotlib", matplotlib.__version__),
-        ("Operating system", platform.platform()),
+        ("Operating system", Verbatim(platform.platform())),
         ("Built at (UTC)", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")),
     ]
     return rows

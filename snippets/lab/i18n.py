@@ -254,10 +254,16 @@ def unused(lang: str, used: set[str]) -> list[str]:
     return sorted(key for key in exact if key not in used and key not in conditional and not written(key))
 
 
+class Verbatim(str):
+    """Text shown as it is in every language, never looked up in a catalogue: what a machine calls itself (its CPU,
+    its GPU, its operating system), which no catalogue can list for every machine a rebuilder has."""
+
+
 def t_in(lang: str, text: str, **fields) -> str:
-    """``text`` in ``lang`` (English when ``lang`` is English), its ``{fields}`` filled in afterwards."""
+    """``text`` in ``lang`` (English when ``lang`` is English, or ``text`` is ``Verbatim``), its ``{fields}``
+    filled in afterwards."""
     out = text
-    if lang != DEFAULT and text:
+    if lang != DEFAULT and text and not isinstance(text, Verbatim):
         build = context.current()
         found = translate(text, lang, build.used)
         if found is not None:

@@ -500,12 +500,13 @@ def on_config(config):
     return config
 
 
-def topics(docs_dir: str) -> set[str]:
-    """The topics the pages under ``docs_dir`` present, each named in its page's front matter (``topic: loader``,
-    the package ``snippets/experiments/loader``), read with MkDocs' own front-matter parser."""
+def topic_pages(docs_dir: str | Path) -> dict[str, str]:
+    """Each page under ``docs_dir`` that presents a topic (its path, ``loader-overhead.md``) and the topic, named in
+    its front matter (``topic: loader``, the package ``snippets/experiments/loader``), read with MkDocs' own
+    front-matter parser."""
     from mkdocs.utils.meta import get_data
 
-    found = set()
+    found = {}
     for path in sorted(Path(docs_dir).rglob("*.md")):
         _, meta = get_data(path.read_text(encoding="utf-8"))
         topic = meta.get("topic")
@@ -513,8 +514,13 @@ def topics(docs_dir: str) -> set[str]:
             raise PluginError(f"docs/{path.relative_to(docs_dir).as_posix()}: its front matter's topic is {topic!r}: "
                               "name one package of snippets/experiments/, as in 'topic: loader'")
         if topic:
-            found.add(topic)
+            found[path.relative_to(docs_dir).as_posix()] = topic
     return found
+
+
+def topics(docs_dir: str) -> set[str]:
+    """The topics the pages under ``docs_dir`` present."""
+    return set(topic_pages(docs_dir).values())
 
 
 def topic_experiments(names: set[str]) -> set[str]:

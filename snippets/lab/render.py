@@ -501,6 +501,13 @@ def environment_table() -> str:
     return table(["setting", "value"], environment.describe(), align="ll")
 
 
+def fingerprint_table(fingerprint: dict) -> str:
+    """A machine's fingerprint, field by field: its values are what the machine calls itself, shown as they are in
+    every language (a recording's included: it may come from any machine)."""
+    return table(["field", "value"], [(field, i18n.Verbatim(value) if isinstance(value, str) else value)
+                                      for field, value in sorted(fingerprint.items())], align="ll")
+
+
 def _decimals_for(half_width: float | None) -> int:
     """As many decimals as the interval supports: one significant figure of its half-width, at most 2."""
     if not half_width or half_width <= 0 or math.isinf(half_width):
