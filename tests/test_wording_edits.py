@@ -82,7 +82,7 @@ def copy(tmp_path, built_site) -> Path:
 
 def test_presentation_edits_rerun_nothing_and_keep_every_recording_current(copy):
     lab = copy / "snippets" / "lab"
-    _edit(lab / "environment.py", '("CPU model", cpu_model())', '("CPU model name", cpu_model())')
+    _edit(lab / "environment.py", '("CPU model", Verbatim(cpu_model()))', '("CPU model name", Verbatim(cpu_model()))')
     _edit(lab / "environment.py", """parts = [f"torch {fp['torch']}",""", """parts = [f"PyTorch {fp['torch']}",""")
     _edit(lab / "timing.py", "def decide(interval: dict, relation: str, threshold: float) -> bool | None:",
           "def decide(interval: dict, relation: str, threshold: float, *, edited: bool = True) -> bool | None:")
