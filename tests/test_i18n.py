@@ -234,7 +234,7 @@ def test_a_figure_is_drawn_with_chinese_words_in_a_cjk_font(zh):
     ax.set(xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
     ax.legend()
     result = Result({"x": 1}, "probe.figure", {}, {}, "2026-01-01T00:00:00+00:00", 0.0, False, cached=False)
-    svg = render.svg(fig, result, drawn_by=test_a_figure_is_drawn_with_chinese_words_in_a_cjk_font,
+    svg = render.svg(lambda: fig, result, drawn_by=test_a_figure_is_drawn_with_chinese_words_in_a_cjk_font,
                      alt="Loss curves of direct and DataLoader training, and their difference")
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert "Loss per epoch" not in texts and "epoch" not in texts and texts.count("轮") == 1, texts

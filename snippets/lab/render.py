@@ -82,14 +82,15 @@ def legend_beside(ax: Any) -> None:
     ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
 
 
-def svg(fig: Figure, result: Result, *, drawn_by: Callable, alt: str) -> str:
-    """Inline SVG of ``fig`` inside a ``<figure>`` that names its experiment and whether it shows timings.
+def svg(draw: Callable[[], Figure], result: Result, *, drawn_by: Callable, alt: str) -> str:
+    """Inline SVG of the figure ``draw()`` returns, inside a ``<figure>`` that names its experiment and whether it
+    shows timings.
 
-    Drawing is most of a warm rebuild's time, so the SVG of a result read from the cache is itself cached,
-    keyed by the result's value, the code of the renderer that drew it (``drawn_by``, a module-level function) and
-    everything of the project it reaches (``code.reach``: the page's helpers in ``derive.py``, this module's drawing
-    code), ``alt``, the language and its catalogue, and the matplotlib version. A freshly computed result is always
-    drawn anew.
+    Drawing is most of a warm rebuild's time, so the SVG of a result read from the cache is itself cached, and
+    ``draw`` is not called when it serves: keyed by the result's value, the code of the renderer that drew it
+    (``drawn_by``, a module-level function) and everything of the project it reaches (``code.reach``: the page's
+    helpers in ``derive.py``, this module's drawing code), ``alt``, the language and its catalogue, and the
+    matplotlib version. A freshly computed result is always drawn anew.
     """
     alt = t(alt)
     key = _figure_key(result, alt, code.reach(inspect.unwrap(drawn_by)).digest)
@@ -100,6 +101,7 @@ def svg(fig: Figure, result: Result, *, drawn_by: Callable, alt: str) -> str:
         build.used.update(json.loads(used.read_text(encoding="utf-8")))
         return path.read_text(encoding="utf-8")
     before = set(build.used)
+    fig = draw()
     translate_figure(fig)
     legible(fig)
     buffer = io.StringIO()

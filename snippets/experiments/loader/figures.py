@@ -192,25 +192,29 @@ def across_releases(result: Result) -> str:
         return ""
     drawn = Result({"releases": [[version, ratios] for version, ratios in found]}, result.experiment, result.params,
                    result.fingerprint, result.computed_at, 0.0, True, cached=result.cached)
-    fig, ax = new_figure("wide")
-    width = 0.22
-    for k, name in enumerate(RELEASE_LOADERS):
-        xs, ys, errors = [], [], [[], []]
-        for i, (_, ratios) in enumerate(found):
-            interval = ratios.get(name)
-            if interval is None or interval.get("low") is None:
-                continue
-            xs.append(i + (k - 1) * width)
-            ys.append(interval["value"])
-            errors[0].append(interval["value"] - interval["low"])
-            errors[1].append(interval["high"] - interval["value"])
-        ax.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, color=COLORS[k], label=name)
-    ax.axhline(1.0, color="#7f7f7f", linewidth=0.8)
-    ax.set_xticks(range(len(found)), [version for version, _ in found])
-    ax.set(yscale="log", xlabel="torch release", ylabel="time per epoch ÷ direct loop",
-           title="Each recorded release (95% intervals)")
-    legend_below(fig, ax)
-    return svg(fig, drawn, drawn_by=across_releases, alt="Time per epoch of DataLoader, DataLoader with BatchedTensorDataset and "
+
+    def draw():
+        fig, ax = new_figure("wide")
+        width = 0.22
+        for k, name in enumerate(RELEASE_LOADERS):
+            xs, ys, errors = [], [], [[], []]
+            for i, (_, ratios) in enumerate(found):
+                interval = ratios.get(name)
+                if interval is None or interval.get("low") is None:
+                    continue
+                xs.append(i + (k - 1) * width)
+                ys.append(interval["value"])
+                errors[0].append(interval["value"] - interval["low"])
+                errors[1].append(interval["high"] - interval["value"])
+            ax.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, color=COLORS[k], label=name)
+        ax.axhline(1.0, color="#7f7f7f", linewidth=0.8)
+        ax.set_xticks(range(len(found)), [version for version, _ in found])
+        ax.set(yscale="log", xlabel="torch release", ylabel="time per epoch ÷ direct loop",
+               title="Each recorded release (95% intervals)")
+        legend_below(fig, ax)
+        return fig
+
+    return svg(draw, drawn, drawn_by=across_releases, alt="Time per epoch of DataLoader, DataLoader with BatchedTensorDataset and "
                                "TensorLoader as multiples of the direct loop, for each recorded torch release")
 
 
@@ -370,11 +374,15 @@ def _order_panels(result: Result, key: str, xlabel: str, ylabel: str):  # noqa: 
 
 def batch_size_scaling(result: Result) -> str:
     """Time per epoch against batch size, sequential and shuffled, every loader (log-log)."""
-    fig, axes = _order_panels(result, "batch_size", "batch size", f"time per epoch (N = {result['n']:,})")
-    legend_below(fig, axes[0], ncol=2)
+    def draw():
+        fig, axes = _order_panels(result, "batch_size", "batch size", f"time per epoch (N = {result['n']:,})")
+        legend_below(fig, axes[0], ncol=2)
+        return fig
+
     alt = (f"Log-log plot of time per epoch against batch size for N = {result['n']} samples: DataLoader stays "
            "far above TensorLoader and the hand-written loop at every batch size.")
-    return svg(fig, result, drawn_by=batch_size_scaling, alt=alt) + stamp_line(result)
+
+    return svg(draw, result, drawn_by=batch_size_scaling, alt=alt) + stamp_line(result)
 
 
 def closest_slowdown(result: Result) -> dict:
@@ -424,12 +432,16 @@ def speed_targets(result: Result) -> str:
 
 def size_scaling(result: Result) -> str:
     """Time per full-batch epoch against dataset size, sequential and shuffled, every loader (log-log)."""
-    fig, axes = _order_panels(result, "n", "N (samples, full batch)", "time per epoch")
-    legend_below(fig, axes[0], ncol=2)
+    def draw():
+        fig, axes = _order_panels(result, "n", "N (samples, full batch)", "time per epoch")
+        legend_below(fig, axes[0], ncol=2)
+        return fig
+
     alt = ("Log-log plots of time per full-batch epoch against dataset size, sequential and shuffled: DataLoader "
            "grows linearly with N from far above the others; sequential TensorLoader and hand-written slices stay "
            "flat, shuffled ones grow with N far below DataLoader.")
-    return svg(fig, result, drawn_by=size_scaling, alt=alt) + stamp_line(result)
+
+    return svg(draw, result, drawn_by=size_scaling, alt=alt) + stamp_line(result)
 
 
 def size_costs(result: Result) -> str:

@@ -22,29 +22,36 @@ def creation_order(result: Result) -> str:
 def loss_curves(result: Result) -> str:
     fixed, asked = result["fixed"], result["as_asked"]
     epochs = result["curve_epochs"]
-    fig, (left, right) = render.new_figure("pair", ncols=2)
-    left.plot(epochs, asked["direct"], label="direct (as asked)")
-    left.plot(epochs, asked["loader"], label="DataLoader (as asked)", linestyle="--")
-    left.plot(epochs, fixed["direct"], label="direct (seed before each model)")
-    left.plot(epochs, fixed["loader"], label="DataLoader (seed before each model)", linestyle=":")
-    left.set(yscale="log", xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
-    render.legend_below(fig, left)
-    diff = [a - b for a, b in zip(fixed["direct"], fixed["loader"])]
-    right.plot(epochs, diff, color=render.COLORS[2])
-    right.set(xlabel="epoch", ylabel="direct − DataLoader", title="With equal starts")
-    return render.svg(fig, result, drawn_by=loss_curves, alt="Loss curves of direct and DataLoader training, and their difference")
+
+    def draw():
+        fig, (left, right) = render.new_figure("pair", ncols=2)
+        left.plot(epochs, asked["direct"], label="direct (as asked)")
+        left.plot(epochs, asked["loader"], label="DataLoader (as asked)", linestyle="--")
+        left.plot(epochs, fixed["direct"], label="direct (seed before each model)")
+        left.plot(epochs, fixed["loader"], label="DataLoader (seed before each model)", linestyle=":")
+        left.set(yscale="log", xlabel="epoch", ylabel="MSE loss", title="Loss per epoch")
+        render.legend_below(fig, left)
+        diff = [a - b for a, b in zip(fixed["direct"], fixed["loader"])]
+        right.plot(epochs, diff, color=render.COLORS[2])
+        right.set(xlabel="epoch", ylabel="direct − DataLoader", title="With equal starts")
+        return fig
+
+    return render.svg(draw, result, drawn_by=loss_curves, alt="Loss curves of direct and DataLoader training, and their difference")
 
 
 def fits(result: Result) -> str:
-    fig, axes = render.new_figure("pair", ncols=2, sharey=True)
-    for ax, key, title in zip(axes, ("pred_direct", "pred_loader"), ("Direct training", "Training with DataLoader")):
-        # Rasterised points: 2000 SVG markers make the page's styling pass take seconds.
-        ax.scatter(result["x"], result["y"], s=1, color="#7f7f7f", label="data", rasterized=True)
-        ax.plot(result["x"], result["fixed"][key], color=render.COLORS[1], label="fit")
-        ax.set(title=title, xlabel="x")
-    axes[0].set_ylabel("y")
-    fig.suptitle("The question's two fits, each model seeded first", fontsize=10)
-    return render.svg(fig, result, drawn_by=fits, alt="The question's two fitted curves, identical once both models start alike")
+    def draw():
+        fig, axes = render.new_figure("pair", ncols=2, sharey=True)
+        for ax, key, title in zip(axes, ("pred_direct", "pred_loader"), ("Direct training", "Training with DataLoader")):
+            # Rasterised points: 2000 SVG markers make the page's styling pass take seconds.
+            ax.scatter(result["x"], result["y"], s=1, color="#7f7f7f", label="data", rasterized=True)
+            ax.plot(result["x"], result["fixed"][key], color=render.COLORS[1], label="fit")
+            ax.set(title=title, xlabel="x")
+        axes[0].set_ylabel("y")
+        fig.suptitle("The question's two fits, each model seeded first", fontsize=10)
+        return fig
+
+    return render.svg(draw, result, drawn_by=fits, alt="The question's two fitted curves, identical once both models start alike")
 
 
 def operation(label: str) -> str:

@@ -45,23 +45,27 @@ def curves(result: Result, order: str) -> str:
     # No time panel: a run's own clock has no protocol (one run, evaluations between steps); what a step costs is
     # timed as a timing experiment (measure.step_cost) and said beside the curves.
     # two panels a row, as wide as a phone; the fourth cell holds the legend
-    fig, axes = render.new_figure("tall", nrows=2, ncols=2, sharey=True)
-    panels = [("epochs", lambda r: r["samples"] / n), ("optimizer steps", lambda r: r["step"]),
-              ("samples seen", lambda r: r["samples"])]
-    for ax, (label, fx) in zip(axes.flat, panels):
-        for i, run in enumerate(runs(result, order)):
-            recs = [r for r in run["records"] if r["step"] > 0]
-            ax.plot([fx(r) for r in recs], [r["loss"] for r in recs], color=render.COLORS[i],
-                    label=f"batch {run['batch_size']:,}")
-        ax.set(xscale="log", yscale="log", xlabel=label)
-        ax.xaxis.set_major_locator(LogLocator(numticks=4))  # half the width: every other decade labelled
-    for ax in axes[:, 0]:
-        ax.set_ylabel("full-dataset MSE")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    axes[1, 1].axis("off")
-    axes[1, 1].legend(handles, labels, loc="center", frameon=False)
-    fig.suptitle(f"Same start, Adam lr {result['lr']:g}, {ORDER_TITLE[order]}", fontsize=10)
-    return render.svg(fig, result, drawn_by=curves, alt=f"Full-dataset loss against epochs, steps and samples ({order})") \
+
+    def draw():
+        fig, axes = render.new_figure("tall", nrows=2, ncols=2, sharey=True)
+        panels = [("epochs", lambda r: r["samples"] / n), ("optimizer steps", lambda r: r["step"]),
+                  ("samples seen", lambda r: r["samples"])]
+        for ax, (label, fx) in zip(axes.flat, panels):
+            for i, run in enumerate(runs(result, order)):
+                recs = [r for r in run["records"] if r["step"] > 0]
+                ax.plot([fx(r) for r in recs], [r["loss"] for r in recs], color=render.COLORS[i],
+                        label=f"batch {run['batch_size']:,}")
+            ax.set(xscale="log", yscale="log", xlabel=label)
+            ax.xaxis.set_major_locator(LogLocator(numticks=4))  # half the width: every other decade labelled
+        for ax in axes[:, 0]:
+            ax.set_ylabel("full-dataset MSE")
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        axes[1, 1].axis("off")
+        axes[1, 1].legend(handles, labels, loc="center", frameon=False)
+        fig.suptitle(f"Same start, Adam lr {result['lr']:g}, {ORDER_TITLE[order]}", fontsize=10)
+        return fig
+
+    return render.svg(draw, result, drawn_by=curves, alt=f"Full-dataset loss against epochs, steps and samples ({order})") \
         + render.stamp_line(result)
 
 
@@ -112,37 +116,45 @@ def fit(result: Result) -> str:
         if order == "shuffled":
             label += ", shuffled"
         lines.append((label, preds, style))
-    fig, (left, right) = render.new_figure("tall", nrows=2, sharex=True)
-    left.plot(xs, truth, color="#7f7f7f", linewidth=3, alpha=0.5, label="sin(x)")
-    for i, (label, preds, style) in enumerate(lines):
-        left.plot(xs, preds, color=render.COLORS[i], linestyle=style, label=label)
-        right.plot(xs, [p - t for p, t in zip(preds, truth)], color=render.COLORS[i], linestyle=style)
-    left.set(ylabel="prediction", title="Fits, same start")
-    right.set(xlabel="x", ylabel="prediction − sin(x)", title="Errors")
-    right.axhline(0, color="#7f7f7f", linewidth=0.8)
-    render.legend_below(fig, left)
-    return render.svg(fig, result, drawn_by=fit, alt="The question's sin(x) fits from the same start, and their errors")
+
+    def draw():
+        fig, (left, right) = render.new_figure("tall", nrows=2, sharex=True)
+        left.plot(xs, truth, color="#7f7f7f", linewidth=3, alpha=0.5, label="sin(x)")
+        for i, (label, preds, style) in enumerate(lines):
+            left.plot(xs, preds, color=render.COLORS[i], linestyle=style, label=label)
+            right.plot(xs, [p - t for p, t in zip(preds, truth)], color=render.COLORS[i], linestyle=style)
+        left.set(ylabel="prediction", title="Fits, same start")
+        right.set(xlabel="x", ylabel="prediction − sin(x)", title="Errors")
+        right.axhline(0, color="#7f7f7f", linewidth=0.8)
+        render.legend_below(fig, left)
+        return fig
+
+    return render.svg(draw, result, drawn_by=fit, alt="The question's sin(x) fits from the same start, and their errors")
 
 
 def logged(result: Result) -> str:
     rows = result["rows"]
     epochs = [r["epoch"] for r in rows]
-    fig, (left, right) = render.new_figure("tall", nrows=2, sharex=True)
-    left.plot(epochs, [r["logged"] for r in rows], marker="o", markersize=3, label="logged, as asked")
-    left.plot(epochs, [r["logged_weighted"] for r in rows], marker="^", markersize=3, linestyle="--",
-              label="logged, sample-weighted")
-    left.plot(epochs, [r["true_end"] for r in rows], marker="s", markersize=3, label="true, at epoch end")
-    left.set(yscale="log", ylabel="MSE", title=f"Batch {result['batch_size']}: logged vs true")
-    left.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # less than a decade: 0.1, 0.2, 0.5 labelled
-    render.legend_beside(left)
-    right.plot(epochs, [100 * (r["fixed_plain"] / r["fixed_weighted"] - 1) for r in rows], marker="o",
-               markersize=3, color=render.COLORS[2], label="plain mean")
-    right.plot(epochs, [100 * (r["fixed_weighted"] / r["true_end"] - 1) for r in rows], marker="s",
-               markersize=3, color=render.COLORS[3], label="sample-weighted mean")
-    right.axhline(0, color="#7f7f7f", linewidth=0.8)
-    right.set(xlabel="epoch", ylabel="% off the true loss", title="Same model, two averages")
-    render.legend_beside(right)
-    return render.svg(fig, result, drawn_by=logged, alt="The question's logged loss against the true full-dataset loss")
+
+    def draw():
+        fig, (left, right) = render.new_figure("tall", nrows=2, sharex=True)
+        left.plot(epochs, [r["logged"] for r in rows], marker="o", markersize=3, label="logged, as asked")
+        left.plot(epochs, [r["logged_weighted"] for r in rows], marker="^", markersize=3, linestyle="--",
+                  label="logged, sample-weighted")
+        left.plot(epochs, [r["true_end"] for r in rows], marker="s", markersize=3, label="true, at epoch end")
+        left.set(yscale="log", ylabel="MSE", title=f"Batch {result['batch_size']}: logged vs true")
+        left.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # less than a decade: 0.1, 0.2, 0.5 labelled
+        render.legend_beside(left)
+        right.plot(epochs, [100 * (r["fixed_plain"] / r["fixed_weighted"] - 1) for r in rows], marker="o",
+                   markersize=3, color=render.COLORS[2], label="plain mean")
+        right.plot(epochs, [100 * (r["fixed_weighted"] / r["true_end"] - 1) for r in rows], marker="s",
+                   markersize=3, color=render.COLORS[3], label="sample-weighted mean")
+        right.axhline(0, color="#7f7f7f", linewidth=0.8)
+        right.set(xlabel="epoch", ylabel="% off the true loss", title="Same model, two averages")
+        render.legend_beside(right)
+        return fig
+
+    return render.svg(draw, result, drawn_by=logged, alt="The question's logged loss against the true full-dataset loss")
 
 
 def init(result: Result) -> str:
@@ -158,30 +170,34 @@ def init(result: Result) -> str:
 def noise(result: Result) -> str:
     rows = result["variance"]
     n = result["n_samples"]
-    fig, ax = render.new_figure("wide")
-    bs = [r["batch_size"] for r in rows]
-    grid = sorted({*bs, *[round(b * f) for b in bs for f in (1.25, 1.6, 2.0, 2.5, 3.2)], n - 1})
-    grid = [b for b in grid if b < n]
-    trace = rows[0]["plain"] * rows[0]["batch_size"]
-    ax.plot(grid, [trace / b for b in grid], color="#7f7f7f", linestyle="--", label="tr(Σ)/B")
-    ax.plot(grid, [trace / b * (n - b) / (n - 1) for b in grid], color=render.COLORS[0],
-            label="tr(Σ)/B · (N−B)/(N−1)")
-    ax.plot(bs, [r["measured"] for r in rows], "o", color=render.COLORS[1], label="measured, random batches")
     c = result["contiguous"]
-    ax.plot([c["batch_size"]], [c["measured"]], "s", color=render.COLORS[2], markersize=7,
-            label="measured, the question's contiguous batches")
     factor = c["measured"] / c["law_random"]  # as the page's claim computes it
-    # the key point, written beside the square where no legend can cover it
-    ax.annotate(f"{factor:,.0f}× random batches", (c["batch_size"], c["measured"]), xytext=(8, -4),
-                textcoords="offset points", va="top")  # the text colour: legible on any background
-    ax.set(xscale="log", yscale="log", xlabel="batch size B", ylabel="E |g_B − G|²",
-           title=f"Minibatch gradient variance after {result['variance_at']} steps")
-    # below the axes: inside them it covers the contiguous batches' square, the figure's key point
-    render.legend_below(fig, ax)
+
+    def draw():
+        fig, ax = render.new_figure("wide")
+        bs = [r["batch_size"] for r in rows]
+        grid = sorted({*bs, *[round(b * f) for b in bs for f in (1.25, 1.6, 2.0, 2.5, 3.2)], n - 1})
+        grid = [b for b in grid if b < n]
+        trace = rows[0]["plain"] * rows[0]["batch_size"]
+        ax.plot(grid, [trace / b for b in grid], color="#7f7f7f", linestyle="--", label="tr(Σ)/B")
+        ax.plot(grid, [trace / b * (n - b) / (n - 1) for b in grid], color=render.COLORS[0],
+                label="tr(Σ)/B · (N−B)/(N−1)")
+        ax.plot(bs, [r["measured"] for r in rows], "o", color=render.COLORS[1], label="measured, random batches")
+        ax.plot([c["batch_size"]], [c["measured"]], "s", color=render.COLORS[2], markersize=7,
+                label="measured, the question's contiguous batches")
+        # the key point, written beside the square where no legend can cover it
+        ax.annotate(f"{factor:,.0f}× random batches", (c["batch_size"], c["measured"]), xytext=(8, -4),
+                    textcoords="offset points", va="top")  # the text colour: legible on any background
+        ax.set(xscale="log", yscale="log", xlabel="batch size B", ylabel="E |g_B − G|²",
+               title=f"Minibatch gradient variance after {result['variance_at']} steps")
+        # below the axes: inside them it covers the contiguous batches' square, the figure's key point
+        render.legend_below(fig, ax)
+        return fig
+
     alt = ("Minibatch gradient variance against batch size on log axes, with the 1/B law and its finite-population "
            "correction; random batches follow the law, the question's contiguous batches of "
            f"{c['batch_size']:,} sit far above it")
-    return render.svg(fig, result, drawn_by=noise, alt=f"{alt}, {factor:,.0f}× what the law gives random batches of that size.")
+    return render.svg(draw, result, drawn_by=noise, alt=f"{alt}, {factor:,.0f}× what the law gives random batches of that size.")
 
 
 def noise_table(result: Result) -> str:
@@ -207,33 +223,37 @@ def noise_scale(result: Result) -> str:
 def lr_sweep(result: Result) -> str:
     found = derive.best_lrs(result)
     multiples, lrs, seeds = result["multiples"], result["lrs"], result["seeds"]
-    fig, (left, right) = render.new_figure("tall", nrows=2)
-    for i, k in enumerate(multiples):
-        median = [10 ** statistics.median(derive.sweep_scores(result, seed, k)[j] for seed in seeds)
-                  for j in range(len(lrs))]
-        left.plot(lrs, median, color=render.COLORS[i % 6], marker="o", markersize=2.5,
-                  label=f"k = {k} (batch {k * result['base_batch']:,})")
-    left.axvline(result["question_lr"], color="#000000", linestyle=":", linewidth=1,
-                 label=f"the question's lr {result['question_lr']:g}")
-    left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="loss (mean, last half)",
-             title=f"Median over {len(seeds)} seeds, {result['epochs']} epochs")
-    render.legend_beside(left)
-    first = found["median"][multiples[0]]
-    for j, seed in enumerate(seeds):
-        right.plot(multiples, [found["best"][seed][k]["lr"] for k in multiples], color=render.COLORS[j % 6],
-                   marker="o", markersize=3, linewidth=0.8, alpha=0.7, label=f"best, seed {seed}")
-    right.plot(multiples, [found["median"][k] for k in multiples], color="#000000", linewidth=2.4,
-               label=f"median (slope {found['median_exponent']:.2f})")
-    right.plot(multiples, [first * k / multiples[0] for k in multiples], color="#000000", linestyle="--",
-               linewidth=1, label="linear rule: × k")
-    right.plot(multiples, [first * math.sqrt(k / multiples[0]) for k in multiples], color="#000000",
-               linestyle="-.", linewidth=1, label="square-root rule: × √k")
-    right.axhspan(min(lrs), max(lrs), color="#999999", alpha=0.12, linewidth=0, label="grid swept")
-    right.set(xscale="log", yscale="log", xlabel="k (batch / base batch)", ylabel="best learning rate",
-              title="Best learning rate against k")
-    right.set_xticks(multiples, [str(k) for k in multiples])
-    render.legend_beside(right)
-    return render.svg(fig, result, drawn_by=lr_sweep, alt="Loss against learning rate for each batch multiple, and the best learning "
+
+    def draw():
+        fig, (left, right) = render.new_figure("tall", nrows=2)
+        for i, k in enumerate(multiples):
+            median = [10 ** statistics.median(derive.sweep_scores(result, seed, k)[j] for seed in seeds)
+                      for j in range(len(lrs))]
+            left.plot(lrs, median, color=render.COLORS[i % 6], marker="o", markersize=2.5,
+                      label=f"k = {k} (batch {k * result['base_batch']:,})")
+        left.axvline(result["question_lr"], color="#000000", linestyle=":", linewidth=1,
+                     label=f"the question's lr {result['question_lr']:g}")
+        left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="loss (mean, last half)",
+                 title=f"Median over {len(seeds)} seeds, {result['epochs']} epochs")
+        render.legend_beside(left)
+        first = found["median"][multiples[0]]
+        for j, seed in enumerate(seeds):
+            right.plot(multiples, [found["best"][seed][k]["lr"] for k in multiples], color=render.COLORS[j % 6],
+                       marker="o", markersize=3, linewidth=0.8, alpha=0.7, label=f"best, seed {seed}")
+        right.plot(multiples, [found["median"][k] for k in multiples], color="#000000", linewidth=2.4,
+                   label=f"median (slope {found['median_exponent']:.2f})")
+        right.plot(multiples, [first * k / multiples[0] for k in multiples], color="#000000", linestyle="--",
+                   linewidth=1, label="linear rule: × k")
+        right.plot(multiples, [first * math.sqrt(k / multiples[0]) for k in multiples], color="#000000",
+                   linestyle="-.", linewidth=1, label="square-root rule: × √k")
+        right.axhspan(min(lrs), max(lrs), color="#999999", alpha=0.12, linewidth=0, label="grid swept")
+        right.set(xscale="log", yscale="log", xlabel="k (batch / base batch)", ylabel="best learning rate",
+                  title="Best learning rate against k")
+        right.set_xticks(multiples, [str(k) for k in multiples])
+        render.legend_beside(right)
+        return fig
+
+    return render.svg(draw, result, drawn_by=lr_sweep, alt="Loss against learning rate for each batch multiple, and the best learning "
                                        "rate against k beside the linear and square-root rules")
 
 
@@ -256,31 +276,34 @@ def lr_sweep_table(result: Result) -> str:
 
 
 def scheduler(result: Result) -> str:
-    fig, (left, right) = render.new_figure("tall", nrows=2)
-    small = result["smaller"]
-    # the schedule sized for the planned batch: blue in both panels (the crash is marked in orange)
-    left.plot(range(1, len(small["lrs"]) + 1), small["lrs"], color=render.COLORS[0])
-    max_lr = result["max_lr"]
-    if small["error"]:
-        left.axvline(small["error"]["step"], color=render.COLORS[1], linestyle=":")
-        left.annotate(f"ValueError at step {small['error']['step']}", (small["error"]["step"], max_lr * 1.15),
-                      xytext=(6, 0), textcoords="offset points", fontsize=8, color="#A64B00")
-    left.axvline(small["loader_steps"], color="#7f7f7f", linestyle="--")
-    left.annotate("end of the run", (small["loader_steps"], max_lr * 0.6), xytext=(-6, 0),
-                  textcoords="offset points", ha="right", fontsize=8, color="#555555")
-    left.set(xlabel="optimizer step", ylabel="learning rate", xlim=(0, small["loader_steps"] * 1.03),
-             ylim=(0, max_lr * 1.45), title=f"Batch {small['batch_size']}: needs {small['loader_steps']:,} steps")
-    for i, key in enumerate(("larger", "larger_resized")):
-        run = result[key]
-        steps = len(run["lrs"])
-        label = (f"sized for batch {result['planned_batch']} ({run['total_steps']} steps)" if key == "larger"
-                 else f"sized with total_steps(...) = {run['total_steps']}")
-        right.plot([100 * (s + 1) / steps for s in range(steps)], run["lrs"], color=render.COLORS[i * 2],
-                   label=label)
-    right.set(xlabel="% of the run", ylabel="learning rate", ylim=(0, max_lr * 1.45),
-              title=f"Batch {result['larger']['batch_size']}: {len(result['larger']['lrs'])} steps")
-    render.legend_below(fig, right)
-    return render.svg(fig, result, drawn_by=scheduler, alt="OneCycleLR sized for the wrong batch size: a crash, or a schedule cut short")
+    def draw():
+        fig, (left, right) = render.new_figure("tall", nrows=2)
+        small = result["smaller"]
+        # the schedule sized for the planned batch: blue in both panels (the crash is marked in orange)
+        left.plot(range(1, len(small["lrs"]) + 1), small["lrs"], color=render.COLORS[0])
+        max_lr = result["max_lr"]
+        if small["error"]:
+            left.axvline(small["error"]["step"], color=render.COLORS[1], linestyle=":")
+            left.annotate(f"ValueError at step {small['error']['step']}", (small["error"]["step"], max_lr * 1.15),
+                          xytext=(6, 0), textcoords="offset points", fontsize=8, color="#A64B00")
+        left.axvline(small["loader_steps"], color="#7f7f7f", linestyle="--")
+        left.annotate("end of the run", (small["loader_steps"], max_lr * 0.6), xytext=(-6, 0),
+                      textcoords="offset points", ha="right", fontsize=8, color="#555555")
+        left.set(xlabel="optimizer step", ylabel="learning rate", xlim=(0, small["loader_steps"] * 1.03),
+                 ylim=(0, max_lr * 1.45), title=f"Batch {small['batch_size']}: needs {small['loader_steps']:,} steps")
+        for i, key in enumerate(("larger", "larger_resized")):
+            run = result[key]
+            steps = len(run["lrs"])
+            label = (f"sized for batch {result['planned_batch']} ({run['total_steps']} steps)" if key == "larger"
+                     else f"sized with total_steps(...) = {run['total_steps']}")
+            right.plot([100 * (s + 1) / steps for s in range(steps)], run["lrs"], color=render.COLORS[i * 2],
+                       label=label)
+        right.set(xlabel="% of the run", ylabel="learning rate", ylim=(0, max_lr * 1.45),
+                  title=f"Batch {result['larger']['batch_size']}: {len(result['larger']['lrs'])} steps")
+        render.legend_below(fig, right)
+        return fig
+
+    return render.svg(draw, result, drawn_by=scheduler, alt="OneCycleLR sized for the wrong batch size: a crash, or a schedule cut short")
 
 
 def accumulation(result: Result) -> str:
