@@ -191,3 +191,59 @@ def test_environment_table(described):
     assert lines[0].count("|") == 3 and lines[0].endswith(" | value |") and lines[1] == "| :--- | :--- |"
     assert "| Logical CPUs (os.cpu_count) | 12 |" in lines and "| Built at (UTC) | 2026-03-04 05:06 |" in lines
     assert len(lines) == 2 + 14 and text.endswith("\n")
+
+
+@pytest.mark.skipif(platform.system() != "Linux", reason="mallopt is glibc's; elsewhere there is nothing to pin "
+                                                           "(steady_allocator says False)")
+def test_glibc_accepts_the_pinned_thresholds():
+    """Pinned in a fresh process: glibc refuses an mmap threshold over 32 MiB (mallopt returns 0). What pinning saves
+    is measured, not tested here: benchmarks/busy_build.py times steps.lr_sweep in a build, quiet and busy."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "from snippets.lab import environment; "
+                           "print(environment.steady_allocator())"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["True"], done.stdout + done.stderr
+
+
+def _libc(accepts):  # noqa: ANN001, ANN202 - a C library whose mallopt records what it is asked
+    asked = []
+
+    def mallopt(parameter, value):
+        asked.append((parameter, value))
+        return 1 if accepts(parameter, value) else 0
+
+    return SimpleNamespace(mallopt=mallopt), asked
+
+
+@pytest.mark.parametrize("accepts, pinned", [(lambda p, v: True, True), (lambda p, v: v <= 32 << 20, False)])
+def test_both_thresholds_are_asked_for_and_a_refusal_is_said(monkeypatch, accepts, pinned):
+    import ctypes
+
+    libc, asked = _libc(accepts)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: libc)
+    environment.steady_allocator.cache_clear()
+    try:
+        assert environment.steady_allocator() is pinned
+        # M_MMAP_THRESHOLD (-3): blocks up to 32 MiB from the heap; M_TRIM_THRESHOLD (-1): 256 MiB kept at its top
+        assert sorted(asked) == [(-3, 32 << 20), (-1, 256 << 20)]
+    finally:
+        environment.steady_allocator.cache_clear()
+
+
+def test_every_experiment_runs_with_the_allocator_pinned(monkeypatch):
+    calls = []
+    monkeypatch.setattr(environment, "steady_allocator", lambda: calls.append("pinned"))
+    with environment.experiment_threads():
+        assert calls == ["pinned"] and torch.get_num_threads() == environment.EXPERIMENT_THREADS
+
+
+def test_without_mallopt_nothing_is_pinned(monkeypatch):
+    import ctypes
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: SimpleNamespace())  # a C library without mallopt
+    environment.steady_allocator.cache_clear()
+    try:
+        assert environment.steady_allocator() is False
+    finally:
+        environment.steady_allocator.cache_clear()
