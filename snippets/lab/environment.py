@@ -69,12 +69,13 @@ _PINNED = {_M_MMAP_THRESHOLD: 32 << 20, _M_TRIM_THRESHOLD: 256 << 20}
 
 @functools.cache
 def steady_allocator() -> bool:
-    """Pin glibc malloc's thresholds in this process (``mallopt``), so that what an experiment costs does not depend
-    on what the process allocated before it. By default glibc maps each block over 128 KiB afresh and unmaps it on
-    free, and raises that threshold as larger blocks are freed: a fresh process then maps and faults in every
-    tensor of a training step again, one that ran other work first does not. ``steps.lr_sweep`` alone in a fresh
-    process spent 7.8 s of 33.4 s in the kernel, 0.2 s of 25.7 s pinned, as long as it took in a build after other
-    experiments. False where the C library has no ``mallopt`` (macOS, Windows): there is nothing to pin."""
+    """Fix two of glibc malloc's thresholds in this process (``mallopt``), so that what an experiment costs does not
+    depend on what the process freed before it: blocks up to 32 MiB (the most glibc accepts) come from the heap, and
+    up to 256 MiB freed at its top stays there. By default glibc gives each block over 128 KiB its own ``mmap``,
+    unmaps it on ``free`` and raises that limit whenever it frees a larger mapped block: a training step's tensors
+    are then mapped and faulted in again at every step in one process and not in another. ``steps.lr_sweep`` alone
+    in a fresh process spent 7.8 s of 33.4 s in the kernel, 0.3 s of 25.9 s pinned, about as long as it took in a
+    build after other experiments. False where the C library has no ``mallopt`` (macOS, Windows): nothing to pin."""
     import ctypes
     import ctypes.util
 
