@@ -885,20 +885,24 @@ def test_a_topic_page_opens_within_twelve_phone_screens_and_says_what_each_close
     assert not problems, _report(problems, "topic pages too long as they open")
 
 
-def test_a_link_into_a_closed_section_opens_it(browser, base_url):
-    """A search result, a jump link or a shared link to a heading inside a closed section shows that heading."""
+# a heading inside a closed section; the heading of a closed section itself (the workers table links to it)
+@pytest.mark.parametrize("anchor", ["with-the-batch-size", "stage-by-stage"])
+def test_a_link_into_a_closed_section_opens_it(browser, base_url, anchor):
+    """A search result, a jump link or a shared link to a heading inside a closed section, or to the section's own
+    heading, shows that heading and opens the section."""
     session = _Session(browser, base_url, viewport=PHONE, phone=True)
     try:
-        session.open(base_url + "loader-overhead/#with-the-batch-size", sections=False)
-        shown = session.page.evaluate("""() => {
-          const target = document.getElementById('with-the-batch-size');
+        session.open(base_url + f"loader-overhead/#{anchor}", sections=False)
+        shown = session.page.evaluate("""(anchor) => {
+          const target = document.getElementById(anchor);
           const box = target.getBoundingClientRect();
-          return {open: target.closest('details.pitfalls-section').open, top: box.top, height: box.height};
-        }""")
+          const section = target.closest('details.pitfalls-section') ?? target.nextElementSibling;
+          return {open: section.open, top: box.top, height: box.height};
+        }""", anchor)
     finally:
         session.close()
-    assert shown["open"] and shown["height"] > 0, f"the section holding #with-the-batch-size stayed closed: {shown}"
-    assert -5 <= shown["top"] < PHONE["height"], f"#with-the-batch-size is not on screen: {shown}"
+    assert shown["open"] and shown["height"] > 0, f"the section holding #{anchor} stayed closed: {shown}"
+    assert -5 <= shown["top"] < PHONE["height"], f"#{anchor} is not on screen: {shown}"
 
 
 @pytest.mark.parametrize("term, expected", SEARCHES, ids=[t for t, _ in SEARCHES])

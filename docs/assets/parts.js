@@ -31,12 +31,15 @@
   else addEventListener("load", start, { once: true });
 })();
 // A section the page opens closed (details.pitfalls-section) opens when a link, a search result or the table of
-// contents points into it: the browser scrolls to what is inside only once it is shown.
+// contents points into it, or at its heading (the section follows its heading): the browser scrolls to what is
+// inside only once it is shown.
 (() => {
   const reveal = () => {
     const id = decodeURIComponent(location.hash.slice(1));
     const target = id ? document.getElementById(id) : null;
-    const section = target?.closest("details.pitfalls-section:not([open])");
+    const next = target?.nextElementSibling;
+    const section = target?.closest("details.pitfalls-section:not([open])")
+      ?? (next?.matches("details.pitfalls-section:not([open])") ? next : null);
     if (!section) return;
     section.open = true;
     target.scrollIntoView();
