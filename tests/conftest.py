@@ -25,8 +25,13 @@ def topic_pages() -> dict[str, str]:
             if not path.startswith("zh/")}
 
 
-# the recipes: the single files at the top of snippets/
-RECIPES = sorted(path.stem for path in (ROOT / "snippets").glob("*.py") if path.stem != "__init__")
+def _recipes() -> list[str]:
+    from snippets.lab.mkdocs_hook import RECIPES as published  # the single files at the top of snippets/
+
+    return [name.removesuffix(".py") for name in published]
+
+
+RECIPES = _recipes()  # by module name: tensor_loader
 
 
 def recipe_pages() -> dict[str, str]:
