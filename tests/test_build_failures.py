@@ -99,6 +99,39 @@ def test_bad_page_fails_the_strict_build(tmp_path, name, page, expected):
         assert fragment in log, f"{name}: {fragment!r} missing from the build log:\n{log[-3000:]}"
 
 
+NAMED = "---\ntopic: seeding\nnames: true\n---\n# Probe\n\nSome prose.\n\n{body}\n"
+
+
+def test_a_page_of_named_values_builds_its_claims_and_panels(tmp_path):
+    code, log = _build(tmp_path, NAMED.format(body=(
+        '{% set result = run(measure.loader_between_models) %}\n'
+        'Prose, then {{ say(checks.peek_changes_second(result), "the second model changes") }} in the sentence.\n\n'
+        '{{ code_panel(result) }}')))
+    assert code == 0, log
+    html = (tmp_path / "site" / "probe" / "index.html").read_text()
+    assert re.search(r'Prose, then <span class="pitfalls-claim"[^>]*>the second model changes</span>', html), html
+    assert 'data-experiment="seeding.loader_between_models"' in html, "no code panel"
+
+
+@pytest.mark.parametrize(("name", "body", "expected"), [
+    ("unknown name", "{{ figures.no_such_drawing(1) }}",
+     ["[page docs/probe.md] line 9 ({{ figures.no_such_drawing(1) }}): UndefinedError", "no_such_drawing"]),
+    ("raising call", "{% set result = run(measure.training_equivalence, epochs=0) %}",
+     ["[page docs/probe.md] line 9 ({% set result = run(measure.training_equivalence, epochs=0) %})",
+      "epochs must be >= 1, got 0"]),
+    ("syntax error", "Text {{ run( }}", ["[page docs/probe.md] line 9 (Text {{ run( }}): TemplateSyntaxError"]),
+    ("result without its code", "{{ run(measure.creation_order).same_after_reseed }}",
+     ["[page docs/probe.md] runs experiment seeding.creation_order but never shows its code"]),
+])
+def test_a_page_of_named_values_that_fails_names_its_line_and_publishes_nothing(tmp_path, name, body, expected):
+    code, log = _build(tmp_path, NAMED.format(body=body))
+    assert code != 0, f"{name}: the build passed\n{log}"
+    for fragment in expected:
+        assert fragment in log, f"{name}: {fragment!r} missing from the build log:\n{log[-3000:]}"
+    assert "page docs/probe.md failed" in log, log[-3000:]
+    assert not (tmp_path / "site" / "probe" / "index.html").exists()
+
+
 CLAIM = ('```python exec="1" id="probe-claim"\nfrom snippets.lab import check, say\n'
          '@check("two plus two makes five")\ndef arithmetic(total):\n    return total == 5, {"total": total}\n'
          'print(say(arithmetic(2 + 2), "{sentence}"))\n```\n')

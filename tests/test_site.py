@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, build_log
+from conftest import ROOT, build_log, named_page
 
 pytestmark = pytest.mark.site
 
@@ -44,13 +44,39 @@ def _drawing_functions() -> dict[tuple[str, str], bool]:
     return found
 
 
+class _Tally:
+    """Counts over syntax trees: what ``counts`` finds in each call, made on every machine (``always``), only on some
+    (``only_if``: under a condition, or left out by the call itself), or once per item of a loop (``looped``)."""
+
+    def __init__(self) -> None:
+        self.always = self.only_if = 0
+        self.looped = False
+
+    def visit(self, node, where: str, *, loop, condition, call, children) -> None:  # noqa: ANN001
+        if isinstance(node, loop):
+            where = "loop"
+        elif isinstance(node, condition) and where != "loop":
+            where = "if"
+        sure, maybe = call(node)
+        if where == "loop":
+            self.looped = self.looped or bool(sure or maybe)
+        elif where == "if":
+            self.only_if += sure + maybe
+        else:
+            self.always, self.only_if = self.always + sure, self.only_if + maybe
+        for child in children(node):
+            self.visit(child, where, loop=loop, condition=condition, call=call, children=children)
+
+    def result(self) -> tuple[int, int | None]:
+        return self.always, None if self.looped else self.only_if
+
+
 def _counted(markdown: str, counts) -> tuple[int, int | None]:  # noqa: ANN001 - counts(call, modules) -> (int, int)
     """How many of what ``counts`` counts in each call (those made whenever the call is, and those the call itself
     may leave out), the page's exec blocks make on every machine, and how many only on some: under an ``if``
     (claims about a GPU, or about torch.compile where it runs: otherwise the page says why there is none), or left
     out by the call; None for the latter when one sits in a loop (one per item: no upper bound)."""
-    always = only_if = 0
-    looped = False
+    tally = _Tally()
     # a block ends at the fence as indented as its opening one (the fences inside its strings are indented more)
     for _, block in re.findall(r'^( *)```python exec="1"[^\n]*\n(.*?)^\1```[ \t]*$', markdown, flags=re.S | re.M):
         tree = ast.parse(textwrap.dedent(block))
@@ -58,29 +84,31 @@ def _counted(markdown: str, counts) -> tuple[int, int | None]:  # noqa: ANN001 -
         modules = {alias.asname or alias.name: (node.module.rsplit(".", 1)[1], alias.name) for node in ast.walk(tree)
                    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("snippets.experiments.")
                    for alias in node.names}
+        tally.visit(tree, "always", loop=(ast.For, ast.While, ast.comprehension),
+                    condition=(ast.If, ast.IfExp, ast.ExceptHandler), children=ast.iter_child_nodes,
+                    call=lambda node: counts(node, modules) if isinstance(node, ast.Call) else (0, 0))
+    return tally.result()
 
-        def visit(node: ast.AST, where: str) -> None:
-            nonlocal always, only_if, looped
-            if isinstance(node, (ast.For, ast.While, ast.comprehension)):
-                where = "loop"
-            elif isinstance(node, (ast.If, ast.IfExp, ast.ExceptHandler)) and where != "loop":
-                where = "if"
-            sure, maybe = counts(node, modules) if isinstance(node, ast.Call) else (0, 0)
-            if where == "loop":
-                looped = looped or bool(sure or maybe)
-            elif where == "if":
-                only_if += sure + maybe
-            else:
-                always, only_if = always + sure, only_if + maybe
-            for child in ast.iter_child_nodes(node):
-                visit(child, where)
 
-        visit(tree, "always")
-    return always, None if looped else only_if
+def _named_counted(markdown: str, counts) -> tuple[int, int | None] | None:  # noqa: ANN001 - counts(call, topic)
+    """``_counted`` for a page of prose with named values: the same count over its template's calls (``{% if %}``
+    and ``x if c else y`` make a call machine-dependent, ``{% for %}`` unbounded); None for a page of exec blocks."""
+    from jinja2 import nodes
+
+    named = named_page(markdown)
+    if named is None:
+        return None
+    meta, tree = named
+    tally = _Tally()
+    tally.visit(tree, "always", loop=nodes.For, condition=(nodes.If, nodes.CondExpr),
+                children=lambda node: node.iter_child_nodes(),
+                call=lambda node: counts(node, meta.get("topic")) if isinstance(node, nodes.Call) else (0, 0))
+    return tally.result()
 
 
 def _says(markdown: str) -> tuple[int, int | None]:
-    return _counted(markdown, lambda call, _: (int(getattr(call.func, "id", None) == "say"), 0))
+    named = _named_counted(markdown, lambda call, _: (int(getattr(call.node, "name", None) == "say"), 0))
+    return named or _counted(markdown, lambda call, _: (int(getattr(call.func, "id", None) == "say"), 0))
 
 
 def _draws(markdown: str) -> tuple[int, int | None]:
@@ -97,7 +125,17 @@ def _draws(markdown: str) -> tuple[int, int | None]:
                     sure, maybe = (sure, maybe + 1) if drawing[topic, node.attr] else (sure + 1, maybe)
         return sure, maybe
 
-    return _counted(markdown, draws)
+    def named_draws(call, topic: str | None) -> tuple[int, int]:  # noqa: ANN001 - a jinja2.nodes.Call
+        from jinja2 import nodes
+
+        sure = maybe = 0
+        for node in (call.node, *call.args):
+            if (isinstance(node, nodes.Getattr) and getattr(node.node, "name", None) == "figures"
+                    and (topic, node.attr) in drawing):
+                sure, maybe = (sure, maybe + 1) if drawing[topic, node.attr] else (sure + 1, maybe)
+        return sure, maybe
+
+    return _named_counted(markdown, named_draws) or _counted(markdown, draws)
 
 
 # Lines a reader takes for an alarm that is none: torch's CUDA probes and profiler markers on a CPU machine, NumPy's
@@ -121,6 +159,18 @@ def test_the_claim_count_knows_which_claims_run_only_on_some_machines():
     assert _says(block) == (2, 2), "continuation lines belong to their statement"
     looped = block.replace("if cuda:", "for row in rows:")
     assert _says(looped) == (2, None), "a claim per row: as many as there are rows"
+
+
+def test_the_claim_and_figure_counts_read_a_page_of_named_values():
+    page = ('---\ntopic: steps\nnames: true\n---\n{% set result = run(measure.curves) %}\n'
+            '{{ figures.curves(result, "shuffled") }} and {{ present(result, figures.fit) }}\n'
+            '{{ say(a, "x") }} {{ say(b, "y") if cuda else "no GPU" }}\n{{ code_panel(result, drawn_by=[figures.curves]) }}\n'
+            '{% if cuda %}{{ figures.noise(result) }}{{ say(c, "z") }}{% endif %}\n')
+    assert _says(page) == (1, 2), "one claim always, two on some machines"
+    assert _draws(page) == (2, 1), "curves and fit drawn, noise only where there is CUDA, drawn_by only shows code"
+    assert _says(page.replace("{% if cuda %}", "{% for row in rows %}").replace("{% endif %}", "{% endfor %}")) == (1, None)
+    assert _draws(page.replace("topic: steps", "topic: seeding")) == (0, 0), "no such drawings in the seeding topic"
+    assert _says(page.replace("names: true\n", "")) == (0, 0), "without names: true, the page is not a template"
 
 
 def test_the_figure_count_knows_a_drawing_called_from_one_handed_over_and_one_only_shown():

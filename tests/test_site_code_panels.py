@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, topic_pages
+from conftest import ROOT, named_page, topic_pages
 
 pytestmark = pytest.mark.site
 
@@ -16,7 +16,11 @@ PAGES = ["index", *topic_pages()]  # the home page runs experiments too
 
 
 def _experiments_run(markdown: str) -> set[tuple[str, str]]:
-    """(page package, function) for every ``run(measure.X`` in the page's exec blocks."""
+    """(page package, function) for every ``run(measure.X`` in the page's exec blocks, or in its template (a page of
+    named values: its topic's ``measure``)."""
+    named = named_page(markdown)
+    if named is not None:
+        return {(named[0]["topic"], function) for function in re.findall(r"\brun\(measure\.(\w+)", markdown)}
     found = set()
     for block in re.findall(r'```python exec="1"[^\n]*\n(.*?)```', markdown, flags=re.S):
         packages = re.findall(r"from snippets\.experiments\.(\w+) import[^\n]*\bmeasure\b", block)

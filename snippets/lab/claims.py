@@ -138,6 +138,8 @@ def say(outcome: Check, sentence: str) -> str:
     """``sentence`` with the check's values filled in, marked as checked; fails the build if it does not hold."""
     if not isinstance(outcome, Check):
         raise TypeError(f"say() takes the Check a check returned, got {type(outcome).__name__}{_where()}")
+    # a sentence a page wraps over several lines reads as one (a Chinese page's breaks between characters are gone)
+    sentence = re.sub(r"[ \t]*\n\s*", " ", sentence)
     try:
         # words a check measured ("the CPU") read in the page's language; numbers and code stay as they are
         text = sentence.format(**{key: t(value) if isinstance(value, str) else value

@@ -672,7 +672,9 @@ def theirs_translated(output: str, language: str) -> str:
 
 
 _FENCED = re.compile(r"^([ ]*)(```|~~~).*?^\1\2[ ]*$", re.S | re.M)
-_CJK_BREAK = re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff01-\uff1f])\n[ \t]*(?=[\u3400-\u9fff\u3000-\u303f\uff08\u201c])")
+# a named value ({{ say(…) }}) on a Chinese page reads as Chinese on either side of a line break
+_CJK_BREAK = re.compile(r"(?:(?<=[\u3400-\u9fff\u3000-\u303f\uff01-\uff1f])|(?<=\}\}))\n[ \t]*"
+                        r"(?=[\u3400-\u9fff\u3000-\u303f\uff08\u201c]|\{\{)")
 
 
 _CJK_CHAR = "\u3400-\u9fff"
@@ -732,7 +734,8 @@ def close_cjk_spacing(html: str) -> str:
 
 def join_cjk_lines(markdown: str) -> str:
     """A line break between two Chinese characters is a space in HTML, which Chinese does not have between words:
-    such breaks are removed outside fenced code (a wrapped Chinese paragraph reads as one)."""
+    such breaks are removed outside fenced code (a wrapped Chinese paragraph reads as one), and so are those beside a
+    named value (``{{ … }}``), which a Chinese page fills with Chinese."""
     out, at = [], 0
     for fence in _FENCED.finditer(markdown):
         out += [_CJK_BREAK.sub("", markdown[at:fence.start()]), fence.group(0)]
@@ -741,13 +744,65 @@ def join_cjk_lines(markdown: str) -> str:
     return "".join(out)
 
 
+def page_names(meta: dict) -> dict:
+    """What a page's sentences may name (``{{ figures.loss_curves(result) }}``): the lab's functions
+    (``snippets.lab.__all__``) and its ``machines``, ``render`` and ``versions``, and, on a page whose front matter
+    names a topic, that topic's ``measure``, ``figures``, ``checks`` and ``derive`` (those it has)."""
+    lab = importlib.import_module("snippets.lab")
+    names = {name: getattr(lab, name) for name in lab.__all__}
+    names.update({name: _lab(name) for name in ("machines", "render", "versions")})
+    topic = meta.get("topic")
+    for module in ("measure", "figures", "checks", "derive") if topic else ():
+        try:
+            names[module] = importlib.import_module(f"snippets.experiments.{topic}.{module}")
+        except ModuleNotFoundError as error:
+            if error.name != f"snippets.experiments.{topic}.{module}":
+                raise
+    return names
+
+
+def render_names(markdown: str, source: str, meta: dict, original: str | None = None) -> str:
+    """A page written as prose with named values (front matter ``names: true``): its ``{{ … }}`` and ``{% … %}``
+    rendered by Jinja2, MkDocs' own template engine, strictly (an unknown name is an error). A failure is the
+    page's (``fail``), naming the line of the page's source and what it says there; the page then shows nothing."""
+    import jinja2
+    from babel.lists import format_list
+
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                     keep_trailing_newline=True, autoescape=False)
+    # {{ weights | f(".2g") }}: a number as format() writes it; {{ names | and_list }}: "a, b, and c", "a、b和c"
+    environment.filters["f"] = format
+    environment.filters["and_list"] = lambda items: format_list(list(items), locale=_lab("context").current().language)
+    try:
+        return environment.from_string(markdown).render(page_names(meta))
+    except Exception as error:  # noqa: BLE001 - whatever a page's code raised, named with its line
+        line = getattr(error, "lineno", None) if isinstance(error, jinja2.TemplateSyntaxError) else None
+        traceback = error.__traceback__
+        while traceback is not None:
+            if traceback.tb_frame.f_code.co_filename == "<template>":
+                line = traceback.tb_lineno
+            traceback = traceback.tb_next
+        said = markdown.splitlines()[line - 1].strip() if line and line <= len(markdown.splitlines()) else ""
+        # the line in the file: the front matter is above the Markdown, and a Chinese page's lines were joined
+        text = original if original is not None else markdown
+        at = text.find(said) if said else -1
+        where = f"line {text.count(chr(10), 0, at) + 1} ({said})" if at >= 0 else "its template"
+        fail(source, f"{where}: {type(error).__name__}: {error}")
+        return ""
+
+
 def on_page_markdown(markdown, page, **kwargs):
     i18n = _lab("i18n")
     build = _lab("context").current()
     build.page = page.file.src_path
     build.language = i18n.language_of(page.file.src_path)
     build.collect_contradictions = True
-    return markdown if build.language == i18n.DEFAULT else join_cjk_lines(markdown)
+    written = markdown if build.language == i18n.DEFAULT else join_cjk_lines(markdown)
+    meta = getattr(page, "meta", None) or {}
+    if meta.get("names"):
+        source = getattr(page.file, "content_string", None)
+        return render_names(written, page.file.src_path, meta, source if isinstance(source, str) else None)
+    return written
 
 
 def on_page_content(html, page, **kwargs):
