@@ -389,6 +389,11 @@ def template_shape(markdown: str) -> tuple:
             return None
         if isinstance(node, nodes.Const) and isinstance(node.value, str):
             return ("string", tuple(sorted(re.findall(r"\{[^{}]*\}", node.value))))
+        if isinstance(node, nodes.Concat):  # "text " ~ value ~ " text": a sentence, however its words are ordered
+            parts = [shape(part) for part in node.nodes]
+            strings = [part for part in parts if part and part[0] == "string"]
+            return ("sentence", tuple(sorted(field for part in strings for field in part[1])),
+                    tuple(sorted(map(repr, (part for part in parts if part not in strings)))))
         if isinstance(node, nodes.Output):
             return ("output", tuple(sorted(map(repr, filter(None, map(shape, node.nodes))))))
         fields = []
@@ -413,6 +418,10 @@ def test_the_template_shape_sees_a_value_named_in_one_language_only():
     assert template_shape(english) == template_shape(chinese), "the same values, in another order and language"
     assert template_shape(english) != template_shape(chinese.replace("{{ r.a }}", "{{ r.c }}"))
     assert template_shape(english) != template_shape(chinese.replace("'一 {n}'", "'一'")), "a field left out"
+    joined = english.replace("'x {n}'", "'x {n} of ' ~ r.c ~ ' in all'")
+    assert template_shape(joined) == template_shape(chinese.replace("'一 {n}'", "'一 {n}' ~ r.c")), (
+        "a sentence joined from text and values, the text around them in another place")
+    assert template_shape(joined) != template_shape(chinese.replace("'一 {n}'", "'一 {n}' ~ r.a"))
 
 
 @pytest.mark.parametrize("page", ENGLISH_PAGES)
@@ -422,7 +431,6 @@ def test_every_exec_block_runs_the_same_code_in_both_languages(page):
         assert template_shape(twin.read_text(encoding="utf-8")) == template_shape(
             (DOCS / page).read_text(encoding="utf-8")), (
             f"docs/zh/{page} names other values, or fills in other fields, than docs/{page}")
-        return
     english = list(FENCE.finditer((DOCS / page).read_text(encoding="utf-8")))
     chinese = list(FENCE.finditer(twin.read_text(encoding="utf-8")))
     assert len(chinese) == len(english), f"docs/zh/{page}: {len(chinese)} exec blocks, docs/{page} {len(english)}"

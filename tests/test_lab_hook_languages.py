@@ -267,6 +267,10 @@ def test_a_chinese_page_reads_as_one_paragraph_an_english_one_is_left_as_written
     ("甲\nb", "甲\nb"),
     ("甲\n  ```\n  甲\n  乙\n  ```\n乙\n丙", "甲\n  ```\n  甲\n  乙\n  ```\n乙丙"),
     ("~~~\n甲\n乙\n~~~", "~~~\n甲\n乙\n~~~"),
+    # a claim continues its sentence; a panel or figure on a line of its own stays a block
+    ("甲；\n{{ say(c, \"乙\") }}\n丙", "甲；{{ say(c, \"乙\") }}丙"),
+    ("甲。\n{{ code_panel(result) }}", "甲。\n{{ code_panel(result) }}"),
+    ("{{ figures.fit(result) }}\n\n甲", "{{ figures.fit(result) }}\n\n甲"),
     ("甲\n乙\n```\n丙\n丁\n```\n戊\n己\n```\n庚\n辛\n```\n壬\n癸", "甲乙\n```\n丙\n丁\n```\n戊己\n```\n庚\n辛\n```\n壬癸"),
 ])
 def test_chinese_lines_join_outside_code_only(markdown, joined):

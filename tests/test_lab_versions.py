@@ -158,30 +158,32 @@ def test_the_releases_table_lists_this_build_and_every_release_oldest_first(lab,
 
 # ---- prose that depends on the version follows the release that measured it ---------------------------------
 
-def _block(page: str, block_id: str) -> str:
+def _section(page: str, experiment: str) -> str:
+    """The part of ``page`` that shows ``experiment``: from its ``run`` to the end of the paragraph that closes its
+    last ``{% endif %}``."""
     text = (DOCS / page).read_text(encoding="utf-8")
-    found = re.search(rf'```python exec="1" id="{block_id}"\n(.*?)\n```', text, re.S)
-    assert found, f"no block {block_id} in docs/{page}"
-    return found.group(1)
+    start = text.index(f"{{% set result = run(measure.{experiment}) %}}")
+    return text[start:re.compile(r"^\{% endif %\}\n\n", re.M).search(text, start).end()]
 
 
-def _run_block(page: str, block_id: str, value: dict, monkeypatch, capsys) -> str:
+def _run_block(page: str, experiment: str, value: dict, monkeypatch) -> str:
+    """The section of ``page`` that shows ``experiment``, rendered as the build renders it, from ``value``."""
     import snippets.lab
+    from snippets.lab import mkdocs_hook
 
-    fake = cache.Result(value, "loader.pin_memory", {}, dict(HERE), "2026-12-02T00:00:00+00:00", 0.1, True)
+    fake = cache.Result(value, f"loader.{experiment}", {}, dict(HERE), "2026-12-02T00:00:00+00:00", 0.1, True)
     monkeypatch.setattr(snippets.lab, "run", lambda exp, **params: fake)
     monkeypatch.setattr(snippets.lab, "code_panel", lambda *args, **kwargs: "")
-    exec(compile(_block(page, block_id), f"docs/{page}:{block_id}", "exec"), {})
-    return capsys.readouterr().out
+    return " ".join(mkdocs_hook.render_names(_section(page, experiment), page, {"topic": "loader"}).split())
 
 
 @pytest.mark.parametrize("page", ["loader-overhead.md", "zh/loader-overhead.md"])
-def test_the_pin_memory_sentence_follows_the_torch_that_measured_it(page, monkeypatch, capsys, build):
+def test_the_pin_memory_sentence_follows_the_torch_that_measured_it(page, monkeypatch, build):
     facts = {"device": "cpu", "accelerator": None, "rows": [], "batch_is_pinned": False}
-    old = _run_block(page, "loader-pin-memory", {**facts, "torch": "2.3.1", "warnings": []}, monkeypatch, capsys)
+    old = _run_block(page, "pin_memory", {**facts, "torch": "2.3.1", "warnings": []}, monkeypatch)
     said = "'pin_memory' argument is set as true but no accelerator is found"
-    new = _run_block(page, "loader-pin-memory", {**facts, "torch": "2.13.0+cpu",
-                                                 "warnings": ["some deprecation", said]}, monkeypatch, capsys)
+    new = _run_block(page, "pin_memory", {**facts, "torch": "2.13.0+cpu", "warnings": ["some deprecation", said]},
+                     monkeypatch)
     assert "2.3.1" in old and "no accelerator is found" not in old
     assert "some deprecation" not in new, "only pin_memory's own warning is quoted"
     assert ("gave no warning" in old) if page == "loader-overhead.md" else ("没有给出警告" in old)
@@ -256,10 +258,8 @@ def test_the_cublas_sentence_names_the_first_recorded_release_without_the_requir
                            ("zh/seeding-order.md", "2.9.1 是最后一个要求设置它的版本，2.12.1 是第一个不再要求的版本")):
         build.language = "zh" if page.startswith("zh/") else "en"
         # the page's cuBLAS section, from its experiment to its code panel, rendered as the build renders it
-        text = (DOCS / page).read_text(encoding="utf-8")
-        start = text.index("{% set result = run(measure.cublas_workspace_config) %}")
-        section = text[start:text.index("{{ code_panel(", start)]
-        shown = " ".join(mkdocs_hook.render_names(section, page, {"topic": "seeding"}).split())
+        shown = " ".join(mkdocs_hook.render_names(_section(page, "cublas_workspace_config"), page,
+                                                  {"topic": "seeding"}).split())
         assert expected in shown, shown
 
 

@@ -106,9 +106,18 @@ def _named_counted(markdown: str, counts) -> tuple[int, int | None] | None:  # n
     return tally.result()
 
 
+def _both(named: tuple[int, int | None] | None, blocks: tuple[int, int | None]) -> tuple[int, int | None]:
+    """A page's count: its template's (a page of named values) and its exec blocks' (any left, as a figure inside a
+    tab, whose raw HTML only markdown-exec keeps whole)."""
+    if named is None:
+        return blocks
+    only_if = None if named[1] is None or blocks[1] is None else named[1] + blocks[1]
+    return named[0] + blocks[0], only_if
+
+
 def _says(markdown: str) -> tuple[int, int | None]:
-    named = _named_counted(markdown, lambda call, _: (int(getattr(call.node, "name", None) == "say"), 0))
-    return named or _counted(markdown, lambda call, _: (int(getattr(call.func, "id", None) == "say"), 0))
+    return _both(_named_counted(markdown, lambda call, _: (int(getattr(call.node, "name", None) == "say"), 0)),
+                 _counted(markdown, lambda call, _: (int(getattr(call.func, "id", None) == "say"), 0)))
 
 
 def _draws(markdown: str) -> tuple[int, int | None]:
@@ -135,7 +144,7 @@ def _draws(markdown: str) -> tuple[int, int | None]:
                 sure, maybe = (sure, maybe + 1) if drawing[topic, node.attr] else (sure + 1, maybe)
         return sure, maybe
 
-    return _named_counted(markdown, named_draws) or _counted(markdown, draws)
+    return _both(_named_counted(markdown, named_draws), _counted(markdown, draws))
 
 
 # Lines a reader takes for an alarm that is none: torch's CUDA probes and profiler markers on a CPU machine, NumPy's
@@ -171,6 +180,9 @@ def test_the_claim_and_figure_counts_read_a_page_of_named_values():
     assert _says(page.replace("{% if cuda %}", "{% for row in rows %}").replace("{% endif %}", "{% endfor %}")) == (1, None)
     assert _draws(page.replace("topic: steps", "topic: seeding")) == (0, 0), "no such drawings in the seeding topic"
     assert _says(page.replace("names: true\n", "")) == (0, 0), "without names: true, the page is not a template"
+    inside_a_tab = ('{% raw %}\n=== "Tab"\n\n    ```python exec="1" html="1"\n    from snippets.experiments.steps import '
+                    'figures, measure\n    print(figures.curves(run(measure.curves), "shuffled"))\n    ```\n{% endraw %}\n')
+    assert _draws(page + inside_a_tab) == (3, 1), "an exec block left on the page is counted too"
 
 
 def test_the_figure_count_knows_a_drawing_called_from_one_handed_over_and_one_only_shown():

@@ -18,10 +18,12 @@ PAGES = ["index", *topic_pages()]  # the home page runs experiments too
 def _experiments_run(markdown: str) -> set[tuple[str, str]]:
     """(page package, function) for every ``run(measure.X`` in the page's exec blocks, or in its template (a page of
     named values: its topic's ``measure``)."""
-    named = named_page(markdown)
-    if named is not None:
-        return {(named[0]["topic"], function) for function in re.findall(r"\brun\(measure\.(\w+)", markdown)}
     found = set()
+    named = named_page(markdown)
+    if named is not None:  # run(measure.x) of its topic, or run(loader.measure.x) of another
+        found = {(package or named[0].get("topic"), function)
+                 for package, function in re.findall(r"\brun\((?:(\w+)\.)?measure\.(\w+)", markdown)}
+        markdown = "".join(re.findall(r"\{% raw %\}(.*?)\{% endraw %\}", markdown, flags=re.S))  # blocks left
     for block in re.findall(r'```python exec="1"[^\n]*\n(.*?)```', markdown, flags=re.S):
         packages = re.findall(r"from snippets\.experiments\.(\w+) import[^\n]*\bmeasure\b", block)
         for function in re.findall(r"run\(measure\.(\w+)", block):

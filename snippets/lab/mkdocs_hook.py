@@ -672,9 +672,10 @@ def theirs_translated(output: str, language: str) -> str:
 
 
 _FENCED = re.compile(r"^([ ]*)(```|~~~).*?^\1\2[ ]*$", re.S | re.M)
-# a named value ({{ say(…) }}) on a Chinese page reads as Chinese on either side of a line break
+# a claim ({{ say(…) }}) on a Chinese page continues its sentence on either side of a line break (a figure, table or
+# panel on a line of its own stays a block of its own)
 _CJK_BREAK = re.compile(r"(?:(?<=[\u3400-\u9fff\u3000-\u303f\uff01-\uff1f])|(?<=\}\}))\n[ \t]*"
-                        r"(?=[\u3400-\u9fff\u3000-\u303f\uff08\u201c]|\{\{)")
+                        r"(?=[\u3400-\u9fff\u3000-\u303f\uff08\u201c]|\{\{ say\()")
 
 
 _CJK_CHAR = "\u3400-\u9fff"
@@ -735,7 +736,7 @@ def close_cjk_spacing(html: str) -> str:
 def join_cjk_lines(markdown: str) -> str:
     """A line break between two Chinese characters is a space in HTML, which Chinese does not have between words:
     such breaks are removed outside fenced code (a wrapped Chinese paragraph reads as one), and so are those beside a
-    named value (``{{ … }}``), which a Chinese page fills with Chinese."""
+    claim (``{{ say(…) }}``), which a Chinese page fills with Chinese."""
     out, at = [], 0
     for fence in _FENCED.finditer(markdown):
         out += [_CJK_BREAK.sub("", markdown[at:fence.start()]), fence.group(0)]
@@ -744,13 +745,36 @@ def join_cjk_lines(markdown: str) -> str:
     return "".join(out)
 
 
+class _Topic:
+    """A topic by its name on a page (``{{ loader.figures.percent(share) }}``): its modules, imported when named."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, module: str):  # noqa: ANN204 - a module of the topic
+        if module.startswith("_"):
+            raise AttributeError(module)
+        return importlib.import_module(f"snippets.experiments.{self._name}.{module}")
+
+
 def page_names(meta: dict) -> dict:
     """What a page's sentences may name (``{{ figures.loss_curves(result) }}``): the lab's functions
-    (``snippets.lab.__all__``) and its ``machines``, ``render`` and ``versions``, and, on a page whose front matter
-    names a topic, that topic's ``measure``, ``figures``, ``checks`` and ``derive`` (those it has)."""
+    (``snippets.lab.__all__``) and its ``machines``, ``render``, ``versions``, ``i18n`` and ``timing``; every topic by
+    its name (``loader.derive``); and, on a page whose front matter names a topic, that topic's ``measure``,
+    ``figures``, ``checks`` and ``derive`` (those it has) by theirs."""
+    import pkgutil
+
+    import builtins
+
     lab = importlib.import_module("snippets.lab")
-    names = {name: getattr(lab, name) for name in lab.__all__}
-    names.update({name: _lab(name) for name in ("machines", "render", "versions")})
+    # Python's own, as a sentence counts with them: {{ len(rows) }}, {{ max(times) }}
+    names = {name: getattr(builtins, name) for name in ("len", "min", "max", "sum", "abs", "round", "sorted", "any",
+                                                        "all", "zip", "str", "int", "map", "set")}
+    names.update({name: getattr(lab, name) for name in lab.__all__})
+    names.update({name: _lab(name) for name in ("machines", "render", "versions", "i18n", "timing")})
+    experiments = importlib.import_module("snippets.experiments")
+    names.update({found.name: _Topic(found.name) for found in pkgutil.iter_modules(experiments.__path__)
+                  if found.ispkg})
     topic = meta.get("topic")
     for module in ("measure", "figures", "checks", "derive") if topic else ():
         try:

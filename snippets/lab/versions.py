@@ -100,6 +100,15 @@ def facts_table(facts: list[tuple[str, cache.Result, Callable[[cache.Result], An
                           align="l" + "c" * len(columns) + "l")
 
 
+def results_of(facts: list[tuple[str, cache.Result, Callable[[cache.Result], Any]]]) -> list[cache.Result]:
+    """Each result ``facts`` are read from, once, in their order: the code panels below the facts table."""
+    shown: list[cache.Result] = []
+    for _, result, _ in facts:
+        if all(result is not other for other in shown):
+            shown.append(result)
+    return shown
+
+
 def _fact(value: Any) -> Any:
     """A measured fact as a table cell: a truth value as yes or no (the table translates it), a
     string as code (a start method, a name), a number with its separators, nothing as —."""

@@ -316,3 +316,15 @@ def disagreements(result: Value, margin: float = SAME_OPERATION_MARGIN) -> list[
                                                     or interval["high"] < 1 / (1 + margin)):
                     out.append({"operation": operation, "widths": (a["width"], b["width"]), "ratio": interval})
     return out
+
+
+def release_facts(breakdown: Value, pin_memory: Value, compile_recompiles: Value) -> list[tuple[str, Value, Callable]]:
+    """What the Versions page compares release by release, of these results: ``(label, result, fact)``."""
+    return [
+        ("`TensorDataset` has `__getitems__` (one fetch per batch)", breakdown,
+         lambda r: r["tensor_dataset_getitems"]),
+        ("`DataLoader(pin_memory=True)` warns without an accelerator", pin_memory,
+         lambda r: any("pin_memory" in said for said in r["warnings"])),
+        ("torch.compile, first epoch without `drop_last`: compilations (a short last batch recompiles)",
+         compile_recompiles, lambda r: r["settings"][0]["compiles_per_epoch"][0] if r["available"] else None),
+    ]

@@ -4,7 +4,7 @@ from the result. Both languages' pages name the same values; each words them in 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from snippets.lab import versions
 from snippets.lab.cache import Result
@@ -42,3 +42,17 @@ def cublas_change(result: Result) -> dict[str, Any] | None:
         return None
     before, asked, after, _ = change
     return {"before": before, "asked": asked, "after": after}
+
+
+def release_facts(rng_consumers: Result, cublas: Result) -> list[tuple[str, Result, Callable[[Result], Any]]]:
+    """What the Versions page compares release by release, of these results: ``(label, result, fact)``."""
+    return [
+        ("the docstring of `use_deterministic_algorithms` asks for `CUBLAS_WORKSPACE_CONFIG`", cublas,
+         lambda r: r["documented"]),
+        ("int64 draws of a shuffled epoch (the loader's base seed and the sampler's seed)", rng_consumers,
+         lambda r: r["by_name"]["one epoch, shuffle=True"]["int64_draws"]),
+        ("int64 draws of epoch 2 with `persistent_workers=True`, shuffled", rng_consumers,
+         lambda r: r["by_name"]["epoch 2, shuffle=True, num_workers=2, persistent_workers=True"]["int64_draws"]),
+        ("the default start method of worker processes (set by Python, not torch)", rng_consumers,
+         lambda r: r.fingerprint["start_method"]),
+    ]
