@@ -915,3 +915,19 @@ def test_finished_html_is_set_aside_from_markdown_and_the_page_comes_out_the_sam
     hook._set_finished_html_aside()
     assert MarkdownConverter.convert.pitfalls_wrapped and "pitfallsaside" not in MarkdownConverter.convert(
         MarkdownConverter(Markdown()), "<svg><g/></svg>\n"), "set aside once, however many builds"
+
+
+def test_a_named_pages_finished_html_skips_markdown_and_comes_back_whole(fresh_hook):
+    """Figures' SVG and panels' sources are set aside before Python-Markdown walks the page, and put back after."""
+    import markdown as md
+
+    svg = '<svg viewBox="0 0 1 1"><text>*not emphasis* a_b_c</text></svg>'
+    body = '<pre><span class="k">def</span> f(*args, **kw): return a_b_c</pre>'
+    page = ("Text with a *word*.\n\n<figure>\n" + svg + "\n</figure>\n\n"
+            '<details><div class="pitfalls-code__body" data-key="abc123">\n' + body
+            + "\n</div><!--/pitfalls-code abc123--></details>\n")
+    aside = fresh_hook.set_aside(page, "p.md")
+    assert svg not in aside and body not in aside, "the finished HTML left the Markdown"
+    html = fresh_hook.put_back(md.markdown(aside), "p.md")
+    assert svg in html and body in html and "<em>word</em>" in html, html
+    assert fresh_hook.put_back("pitfallspage0x", "p.md") == "pitfallspage0x", "each page's tokens are put back once"

@@ -81,6 +81,7 @@ class _Session:
         self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
         self.pending_notebooks: set[str] = set()  # shown as recorded while make serve measures (store.deferred)
         self.executed_now: set[str] = set()  # notebooks executed in this build beside the experiments (prefetch)
+        self.aside: dict[str, dict[str, str]] = {}  # {page: {token: finished HTML}}: see set_aside
 
 
 _session = _Session()
@@ -420,6 +421,27 @@ def _finished_html_aside(convert):
 
     converted.pitfalls_wrapped = True
     return converted
+
+
+def set_aside(markdown: str, source: str) -> str:
+    """``_finished_html_aside`` for a page of named values: its panels' highlighted sources and its figures' SVG,
+    finished HTML that Python-Markdown would walk tag by tag, leave the page's Markdown as tokens, and
+    ``put_back`` returns them to its HTML."""
+    aside = _session.aside.setdefault(source, {})
+
+    def token(match: re.Match) -> str:
+        body = match.group(2) if match.group(2) is not None else match.group(4)
+        key = f"pitfallspage{len(aside)}x"
+        aside[key] = body
+        return match.group(1) + key + match.group(3) if match.group(2) is not None else key
+
+    return _FINISHED.sub(token, markdown)
+
+
+def put_back(html: str, source: str) -> str:
+    """The finished HTML ``set_aside`` took from the page ``source``, in place of its tokens."""
+    aside = _session.aside.pop(source, {})
+    return re.sub(r"pitfallspage\d+x", lambda match: aside.get(match.group(0), match.group(0)), html) if aside else html
 
 
 def _set_finished_html_aside() -> None:
@@ -825,7 +847,8 @@ def on_page_markdown(markdown, page, **kwargs):
     meta = getattr(page, "meta", None) or {}
     if meta.get("names"):
         source = getattr(page.file, "content_string", None)
-        return render_names(written, page.file.src_path, meta, source if isinstance(source, str) else None)
+        rendered = render_names(written, page.file.src_path, meta, source if isinstance(source, str) else None)
+        return set_aside(rendered, page.file.src_path)
     return written
 
 
@@ -833,6 +856,7 @@ def on_page_content(html, page, **kwargs):
     build = _lab("context").current()
     build.page = None
     source = page.file.src_path
+    html = put_back(html, source)
     # the Versions page links each claim to its page by this title (the navigation's, in the page's language)
     build.titles[source] = getattr(page, "title", None) or source
     # Every experiment a page runs has its code shown on that page (provenance.present / code_panel).
