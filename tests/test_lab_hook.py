@@ -888,35 +888,6 @@ def test_torch_s_missing_cuda_runtime_note_leaves_the_log_and_its_other_warnings
         "Error checking compiler version for c++: a real problem"]
 
 
-def test_finished_html_is_set_aside_from_markdown_and_the_page_comes_out_the_same():
-    from markdown import Markdown
-    from markdown_exec._internal.rendering import MarkdownConverter
-
-    seen = []
-
-    def original(self, text, stash=None, id_prefix=None):
-        seen.append(text)
-        converted = Markdown(extensions=["md_in_html", "tables"]).convert(text)
-        for key, value in (stash or {}).items():
-            converted = converted.replace(key, value)
-        return converted
-
-    panel = render.deferrable('<div class="highlight"><pre><span class="k">def</span> f(): <span>1</span></pre></div>')
-    figure = '<figure class="pitfalls-figure"><svg viewBox="0 0 1 1"><g><path d="M0 0"/></g></svg></figure>'
-    text = f"Some **prose**.\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n<details><summary>code</summary>\n{panel}\n</details>\n\n{figure}\n"
-    wrapped = hook._finished_html_aside(original)
-    assert wrapped(None, text) == original(None, text)
-    assert "<svg" not in seen[0] and "<span" not in seen[0] and "pitfallsaside" in seen[0], seen[0]
-    assert "**prose**" in seen[0] and "| 1 | 2 |" in seen[0], "the Markdown around them is converted as before"
-    assert render.DEFERRABLE.search(wrapped(None, text)), "the panel stays where the site build moves it out"
-    kept = wrapped(None, '<div class="u"></div>\n', stash={'<div class="u"></div>': "<b>kept</b>"})
-    assert kept == "<b>kept</b>", "markdown-exec's own stash still reaches the conversion"
-    hook._set_finished_html_aside()
-    hook._set_finished_html_aside()
-    assert MarkdownConverter.convert.pitfalls_wrapped and "pitfallsaside" not in MarkdownConverter.convert(
-        MarkdownConverter(Markdown()), "<svg><g/></svg>\n"), "set aside once, however many builds"
-
-
 def test_a_named_pages_finished_html_skips_markdown_and_comes_back_whole(fresh_hook):
     """Figures' SVG and panels' sources are set aside before Python-Markdown walks the page, and put back after."""
     import markdown as md

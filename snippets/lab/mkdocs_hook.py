@@ -396,37 +396,15 @@ def _configure_notebooks(config, jupyter) -> None:
                 jupyter_plugin._get_cache_path(str(pages), key).unlink(missing_ok=True)
 
 
-# Finished HTML that a block prints: a code panel's highlighted sources (render.deferrable) and a figure's SVG.
+# Finished HTML that a page names: a code panel's highlighted sources (render.deferrable) and a figure's SVG.
 _FINISHED = re.compile(r'(<div class="pitfalls-code__body" data-key="\w+">\n)(.*?)(\n</div><!--/pitfalls-code \w+-->)'
                        r"|(<svg\b.*?</svg>)", re.S)
 
 
-def _finished_html_aside(convert):
-    """markdown-exec converts what a block prints as Markdown, and Python-Markdown's HTML parser then walks every
-    tag of the raw HTML in it: the code panels' highlighted sources and the figures' SVG are most of a page's tags
-    and half a warm build's Markdown time. They are finished HTML that Markdown leaves as it is, so each is set
-    aside under a token before the conversion and put back after it (markdown-exec's own ``stash``), which gives
-    the same page."""
-
-    def converted(self, text, stash=None, id_prefix=None):
-        aside = dict(stash or {})
-
-        def token(match: re.Match) -> str:
-            body = match.group(2) if match.group(2) is not None else match.group(4)
-            key = f"pitfallsaside{len(aside)}x"  # x: the tenth is not the first with a digit after it
-            aside[key] = body
-            return match.group(1) + key + match.group(3) if match.group(2) is not None else key
-
-        return convert(self, _FINISHED.sub(token, text), stash=aside, id_prefix=id_prefix)
-
-    converted.pitfalls_wrapped = True
-    return converted
-
-
 def set_aside(markdown: str, source: str) -> str:
-    """``_finished_html_aside`` for a page of named values: its panels' highlighted sources and its figures' SVG,
-    finished HTML that Python-Markdown would walk tag by tag, leave the page's Markdown as tokens, and
-    ``put_back`` returns them to its HTML."""
+    """A page's panels' highlighted sources and its figures' SVG are most of its tags and half a warm build's
+    Markdown time: finished HTML that Python-Markdown would walk tag by tag and leave as it is. They leave the page's
+    Markdown as tokens, and ``put_back`` returns them to its HTML: the same page."""
     aside = _session.aside.setdefault(source, {})
 
     def token(match: re.Match) -> str:
@@ -442,21 +420,6 @@ def put_back(html: str, source: str) -> str:
     """The finished HTML ``set_aside`` took from the page ``source``, in place of its tokens."""
     aside = _session.aside.pop(source, {})
     return re.sub(r"pitfallspage\d+x", lambda match: aside.get(match.group(0), match.group(0)), html) if aside else html
-
-
-def _set_finished_html_aside() -> None:
-    """Where this markdown-exec's converter takes a stash (its module moved under ``_internal`` in 1.10); elsewhere
-    the pages are converted whole, as they would be anyway."""
-    import inspect
-
-    try:
-        from markdown_exec._internal import rendering
-    except ImportError:
-        from markdown_exec import rendering
-    convert = getattr(getattr(rendering, "MarkdownConverter", None), "convert", None)
-    if (convert is not None and not getattr(convert, "pitfalls_wrapped", False)
-            and "stash" in inspect.signature(convert).parameters):
-        rendering.MarkdownConverter.convert = _finished_html_aside(convert)
 
 
 def _unicode_notebook_anchors(jupyter_plugin) -> None:
@@ -490,7 +453,6 @@ def on_config(config):
     context.begin(context.Build(language=language, refreshed=_session.refreshed, markdown=markdown))
     if first:
         _session.executed_now.clear()
-    _set_finished_html_aside()
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
         _configure_notebooks(config, jupyter)
