@@ -253,3 +253,18 @@ def test_the_machines_table_escapes_what_it_shows(results, monkeypatch):
     html = machines._html(machines.overview())
     assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "CPU (x_y_z) #1 *bold* [a]" in html and "<em>" not in html
+
+
+def test_a_recording_is_checked_once_while_its_files_stay_as_they_were_and_again_after_an_edit(results, monkeypatch):
+    """make serve rebuilds re-import the lab: the folders it checked are carried over (memo/adopt), never trusted
+    once a file of them changed."""
+    checks = []
+    real = recording_schema.check_folder
+    monkeypatch.setattr(recording_schema, "check_folder", lambda *args: checks.append(args[0]) or real(*args))
+    assert machines.load(results / "good").label == "good"
+    store.adopt(store.memo())  # what the hook does around a purge
+    assert machines.load(results / "good").label == "good"
+    assert len(checks) == 1, "an unchanged folder was checked again"
+    _edit(_a_result(results), lambda entry: entry.update(experiment=SCRIPT))
+    assert SCRIPT in _refusal(results) or "experiment" in _refusal(results)
+    assert len(checks) >= 2, "an edited folder was not checked again"

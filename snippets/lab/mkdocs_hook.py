@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -438,9 +439,10 @@ def _unicode_notebook_anchors(jupyter_plugin) -> None:
 def on_config(config):
     first = _first_language(config)
     if _session.builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
-        found = _lab("code").memo()
+        found, checked = _lab("code").memo(), _lab("store").memo()
         purge_snippets()
         _lab("code").adopt(found)  # what reached what, kept where the modules read as they did
+        _lab("store").adopt(checked)  # the recordings checked, kept while their files are as they were
     _session.builds += 1
     _session.code.clear()
     if first:
@@ -769,10 +771,9 @@ def page_names(meta: dict) -> dict:
     return names
 
 
-def render_names(markdown: str, source: str, meta: dict, original: str | None = None) -> str:
-    """A page written as prose with named values (front matter ``names: true``): its ``{{ … }}`` and ``{% … %}``
-    rendered by Jinja2, MkDocs' own template engine, strictly (an unknown name is an error). A failure is the
-    page's (``fail``), naming the line of the page's source and what it says there; the page then shows nothing."""
+@functools.lru_cache(maxsize=64)
+def _template(markdown: str):  # noqa: ANN202 - a jinja2.Template
+    """A page's template, compiled once for its text (a rebuild that did not change the page compiles nothing)."""
     import jinja2
     from babel.lists import format_list
 
@@ -781,8 +782,17 @@ def render_names(markdown: str, source: str, meta: dict, original: str | None = 
     # {{ weights | f(".2g") }}: a number as format() writes it; {{ names | and_list }}: "a, b, and c", "a、b和c"
     environment.filters["f"] = format
     environment.filters["and_list"] = lambda items: format_list(list(items), locale=_lab("context").current().language)
+    return environment.from_string(markdown)
+
+
+def render_names(markdown: str, source: str, meta: dict, original: str | None = None) -> str:
+    """A page written as prose with named values (front matter ``names: true``): its ``{{ … }}`` and ``{% … %}``
+    rendered by Jinja2, MkDocs' own template engine, strictly (an unknown name is an error). A failure is the
+    page's (``fail``), naming the line of the page's source and what it says there; the page then shows nothing."""
+    import jinja2
+
     try:
-        return environment.from_string(markdown).render(page_names(meta))
+        return _template(markdown).render(page_names(meta))
     except Exception as error:  # noqa: BLE001 - whatever a page's code raised, named with its line
         line = getattr(error, "lineno", None) if isinstance(error, jinja2.TemplateSyntaxError) else None
         traceback = error.__traceback__

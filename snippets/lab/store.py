@@ -188,18 +188,41 @@ class Recording:
         return path if path.exists() else None
 
 
+# {(folder, every file's name, mtime and size): (its manifest, its results' checked entries)}: a folder checked
+# once stays checked while no file of it changes, across make serve's rebuilds (memo/adopt, as code.memo)
+_FOLDERS: dict[tuple, tuple[dict, dict[tuple, str]]] = {}
+
+
+def memo() -> dict:
+    """The recordings this process checked (for ``adopt``)."""
+    return _FOLDERS
+
+
+def adopt(found: dict) -> None:
+    """Reuse what an earlier import of this module checked (``memo``): a folder whose files changed is checked anew."""
+    global _FOLDERS
+    _FOLDERS = found
+
+
 def load(path: Path, find: Find | None = None) -> Recording:
     """The recording in folder ``path``, every file of it checked (``recording_schema``): an ``ArchiveError``
     naming the file and field that is not as this project records it."""
+    checked: dict[tuple, str] = {}
+
     def keep(file: Path, entry: dict) -> None:  # each result is checked once per process: here, not again by entry
-        _CHECKED[_checked_key(file, file.parent.name)] = json.dumps(entry)
+        checked[_checked_key(file, file.parent.name)] = json.dumps(entry)
 
     try:
-        manifest = recording_schema.check_folder(path, find or (lambda name: None), keep)
+        state = (str(path), tuple(sorted((str(f), f.lstat().st_mtime_ns, f.lstat().st_size)
+                                         for f in path.rglob("*"))))
+        if state not in _FOLDERS:
+            _FOLDERS[state] = recording_schema.check_folder(path, find or (lambda name: None), keep), checked
+        manifest, checked = _FOLDERS[state]
     except recording_schema.RecordingRefused as error:
         raise ArchiveError(str(error)) from None
     except OSError as error:
         raise ArchiveError(f"results/{path.name}: cannot be read ({error.strerror or error})") from None
+    _CHECKED.update(checked)
     return Recording(path.name, path, manifest, find)
 
 
@@ -291,6 +314,7 @@ def forget() -> None:
     """Read the recordings again at the next call (after ``make record`` replaced one)."""
     _recordings.cache_clear()
     _CHECKED.clear()
+    _FOLDERS.clear()
 
 
 # ---- writing a recording, inside the build that make record runs -------------------------------------------------
