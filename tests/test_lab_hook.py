@@ -889,16 +889,20 @@ def test_torch_s_missing_cuda_runtime_note_leaves_the_log_and_its_other_warnings
 
 
 def test_a_named_pages_finished_html_skips_markdown_and_comes_back_whole(fresh_hook):
-    """Figures' SVG and panels' sources are set aside before Python-Markdown walks the page, and put back after."""
+    """Figures and panels' sources are set aside before Python-Markdown walks the page, and put back after: a
+    figure on a line of its own is a block, inside a tab too (where its indented HTML alone would be a paragraph)."""
     import markdown as md
 
-    svg = '<svg viewBox="0 0 1 1"><text>*not emphasis* a_b_c</text></svg>'
+    figure = ('<figure class="pitfalls-figure" tabindex="0">\n<svg viewBox="0 0 1 1"><text>*not emphasis* a_b_c'
+              "</text></svg>\n</figure>\n")
     body = '<pre><span class="k">def</span> f(*args, **kw): return a_b_c</pre>'
-    page = ("Text with a *word*.\n\n<figure>\n" + svg + "\n</figure>\n\n"
+    page = ("Text with a *word*.\n\n" + figure + "\n"
             '<details><div class="pitfalls-code__body" data-key="abc123">\n' + body
-            + "\n</div><!--/pitfalls-code abc123--></details>\n")
+            + "\n</div><!--/pitfalls-code abc123--></details>\n\n=== \"Tab\"\n\n    " + figure.replace("\n", "\n    "))
     aside = fresh_hook.set_aside(page, "p.md")
-    assert svg not in aside and body not in aside, "the finished HTML left the Markdown"
-    html = fresh_hook.put_back(md.markdown(aside), "p.md")
-    assert svg in html and body in html and "<em>word</em>" in html, html
+    assert "<svg" not in aside and body not in aside, "the finished HTML left the Markdown"
+    html = fresh_hook.put_back(md.markdown(aside, extensions=["pymdownx.tabbed"]), "p.md")
+    assert html.count(figure.strip()) == 1 and html.count("<svg") == 2, html
+    assert body in html and "<em>word</em>" in html and "*not emphasis* a_b_c" in html, html
+    assert "<p><figure" not in html, "a figure alone on its line is not a paragraph"
     assert fresh_hook.put_back("pitfallspage0x", "p.md") == "pitfallspage0x", "each page's tokens are put back once"

@@ -397,15 +397,15 @@ def _configure_notebooks(config, jupyter) -> None:
                 jupyter_plugin._get_cache_path(str(pages), key).unlink(missing_ok=True)
 
 
-# Finished HTML that a page names: a code panel's highlighted sources (render.deferrable) and a figure's SVG.
+# Finished HTML that a page names: a code panel's highlighted sources (render.deferrable) and a figure, whole.
 _FINISHED = re.compile(r'(<div class="pitfalls-code__body" data-key="\w+">\n)(.*?)(\n</div><!--/pitfalls-code \w+-->)'
-                       r"|(<svg\b.*?</svg>)", re.S)
+                       r'|(<figure class="pitfalls-figure"[^>]*>.*?</figure>)', re.S)
 
 
 def set_aside(markdown: str, source: str) -> str:
-    """A page's panels' highlighted sources and its figures' SVG are most of its tags and half a warm build's
-    Markdown time: finished HTML that Python-Markdown would walk tag by tag and leave as it is. They leave the page's
-    Markdown as tokens, and ``put_back`` returns them to its HTML: the same page."""
+    """A page's panels' highlighted sources and its figures are most of its tags and half a warm build's Markdown
+    time: finished HTML that Python-Markdown would walk tag by tag and leave as it is. They leave the page's Markdown
+    as tokens, and ``put_back`` returns them to its HTML: the same page."""
     aside = _session.aside.setdefault(source, {})
 
     def token(match: re.Match) -> str:
@@ -420,7 +420,12 @@ def set_aside(markdown: str, source: str) -> str:
 def put_back(html: str, source: str) -> str:
     """The finished HTML ``set_aside`` took from the page ``source``, in place of its tokens."""
     aside = _session.aside.pop(source, {})
-    return re.sub(r"pitfallspage\d+x", lambda match: aside.get(match.group(0), match.group(0)), html) if aside else html
+    if not aside:
+        return html
+    # a figure on a line of its own is a block, also inside a tab or an admonition, where its indented HTML alone
+    # would have been read as a paragraph
+    html = re.sub(r"<p>(pitfallspage\d+x)</p>", lambda match: aside.get(match.group(1), match.group(0)), html)
+    return re.sub(r"pitfallspage\d+x", lambda match: aside.get(match.group(0), match.group(0)), html)
 
 
 def _unicode_notebook_anchors(jupyter_plugin) -> None:
