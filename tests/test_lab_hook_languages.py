@@ -338,3 +338,15 @@ def test_a_panels_page_in_chinese_is_titled_in_chinese(fresh_hook, tmp_path):
     assert '<html lang="zh">' in document
     assert f"<title>{i18n.t_in('zh', 'Code behind a result — {site}', site='S')}</title>" in document
     assert "Code behind" not in document
+
+
+@pytest.mark.parametrize(("language", "items", "joined"), [
+    ("en", ["`a`", "`b`", "the backward of `c`"], "`a`, `b`, and the backward of `c`"),
+    ("en", ["`a`", "`b`"], "`a` and `b`"),
+    ("zh", ["`a`", "`b`", "`c` 的反向传播"], "`a`、`b` 和 `c` 的反向传播"),
+    ("zh", ["甲", "乙"], "甲和乙"),
+    ("zh", ["`a`"], "`a`"),
+])
+def test_a_list_in_a_sentence_reads_in_the_pages_language(fresh_hook, monkeypatch, language, items, joined):
+    monkeypatch.setattr(context.current(), "language", language)
+    assert hook._and_list(items) == joined

@@ -776,17 +776,29 @@ def page_names(meta: dict) -> dict:
     return names
 
 
+def _and_list(items) -> str:  # noqa: ANN001 - any iterable of texts
+    """``a, b, and c`` in English, ``a、b 和 c`` in Chinese (Babel's list pattern, with the space the site's Chinese
+    keeps between a word of it and code or Latin text)."""
+    from babel.lists import format_list
+
+    language = _lab("context").current().language
+    joined = format_list([str(item) for item in items], locale=language)
+    if language == "zh":
+        joined = re.sub(r"(?<=[`A-Za-z0-9_)])和", " 和", joined)
+        joined = re.sub(r"和(?=[`A-Za-z0-9_(])", "和 ", joined)
+    return joined
+
+
 @functools.lru_cache(maxsize=64)
 def _template(markdown: str):  # noqa: ANN202 - a jinja2.Template
     """A page's template, compiled once for its text (a rebuild that did not change the page compiles nothing)."""
     import jinja2
-    from babel.lists import format_list
 
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                      keep_trailing_newline=True, autoescape=False)
     # {{ weights | f(".2g") }}: a number as format() writes it; {{ names | and_list }}: "a, b, and c", "a、b和c"
     environment.filters["f"] = format
-    environment.filters["and_list"] = lambda items: format_list(list(items), locale=_lab("context").current().language)
+    environment.filters["and_list"] = _and_list
     return environment.from_string(markdown)
 
 
