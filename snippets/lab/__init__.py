@@ -1,12 +1,14 @@
 """Build machinery: result cache, environment fingerprint, timing, rendering, claims.
 
-Pages use it in exec blocks::
+Pages name what it offers in their sentences (``names: true``, rendered by the MkDocs hook)::
 
-    from snippets.lab import run, present, say
-    from snippets.experiments.seeding import measure, figures, checks
-    result = run(measure.training_equivalence)
-    print(present(result, figures.loss_curves))
-    print(say(checks.equal_starts_identical(result), "From equal starts, no epoch's loss differs ({epochs:,} epochs)."))
+    {% set result = run(measure.training_equivalence) %}
+    {{ present(result, figures.loss_curves) }}
+    {{ say(checks.equal_starts_identical(result), "From equal starts, no epoch's loss differs ({epochs:,} epochs).") }}
+
+``measure``, ``figures`` and ``checks`` are those of the topic the page's front matter names
+(``snippets/experiments/seeding/``); a script or a test imports ``run``, ``say`` and the rest from here and a topic's
+modules from its package.
 """
 
 from .cache import Experiment, ExperimentError, Result, experiment, run

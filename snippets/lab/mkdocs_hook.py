@@ -15,9 +15,11 @@
   published next to the page and its ``.py`` source. The recipes are published under ``recipes/``.
 * A page that runs an experiment without showing its code (``snippets.lab.present`` / ``code_panel``) is a
   warning, so the strict build fails.
-* markdown-exec runs the pages' blocks in this process, where ``import snippets…`` is served from
-  ``sys.modules``. Under ``mkdocs serve`` every rebuild after the first drops the ``snippets`` modules, so an
-  edited experiment, renderer or recipe is imported afresh (the result cache then decides what re-runs).
+* A page is prose with named values (front matter ``names: true``): the hook renders its ``{{ … }}`` with Jinja2
+  (``render_names``), naming its topic's modules and the lab's functions (``page_names``), in this process, where
+  ``import snippets…`` is served from ``sys.modules``. Under ``mkdocs serve`` every rebuild after the first drops
+  the ``snippets`` modules, so an edited experiment, renderer or recipe is imported afresh (the result cache then
+  decides what re-runs).
 """
 
 from __future__ import annotations

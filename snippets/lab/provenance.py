@@ -14,8 +14,8 @@ With ``REPO_URL`` set (for example ``https://github.com/<owner>/<repo>``) every 
 line range at ``REPO_REF`` (a commit, for links that keep pointing at the code that ran; default
 ``REPO_BRANCH``, else ``main``).
 
-The panel is HTML (a Material ``details`` block with highlighted code), so it works in Markdown and in HTML
-exec blocks alike. Each panel records that the page showed the experiment; the MkDocs hook fails the build
+The panel is HTML (a Material ``details`` block with highlighted code) that a page names where it shows the result
+(``{{ code_panel(result) }}``). Each panel records that the page showed the experiment; the MkDocs hook fails the build
 when a page runs an experiment whose code it never shows.
 """
 
