@@ -99,14 +99,15 @@ def test_bad_page_fails_the_strict_build(tmp_path, name, page, expected):
         assert fragment in log, f"{name}: {fragment!r} missing from the build log:\n{log[-3000:]}"
 
 
-NAMED = "---\ntopic: seeding\nnames: true\n---\n# Probe\n\nSome prose.\n\n{body}\n"
+# no topic in its front matter: the build measures no topic's experiments before the page (seconds, not minutes)
+NAMED = "---\nnames: true\n---\n# Probe\n\nSome prose.\n\n{body}\n"
 
 
 def test_a_page_of_named_values_builds_its_claims_and_panels(tmp_path):
     code, log = _build(tmp_path, NAMED.format(body=(
-        '{% set result = run(measure.loader_between_models) %}\n'
-        'Prose, then {{ say(checks.peek_changes_second(result), "the second model changes") }} in the sentence.\n\n'
-        '{{ code_panel(result) }}')))
+        '{% set result = run(seeding.measure.loader_between_models) %}\n'
+        'Prose, then {{ say(seeding.checks.peek_changes_second(result), "the second model changes") }} in the '
+        'sentence.\n\n{{ code_panel(result) }}')))
     assert code == 0, log
     html = (tmp_path / "site" / "probe" / "index.html").read_text()
     assert re.search(r'Prose, then <span class="pitfalls-claim"[^>]*>the second model changes</span>', html), html
@@ -114,13 +115,13 @@ def test_a_page_of_named_values_builds_its_claims_and_panels(tmp_path):
 
 
 @pytest.mark.parametrize(("name", "body", "expected"), [
-    ("unknown name", "{{ figures.no_such_drawing(1) }}",
-     ["[page docs/probe.md] line 9 ({{ figures.no_such_drawing(1) }}): UndefinedError", "no_such_drawing"]),
-    ("raising call", "{% set result = run(measure.training_equivalence, epochs=0) %}",
-     ["[page docs/probe.md] line 9 ({% set result = run(measure.training_equivalence, epochs=0) %})",
+    ("unknown name", "{{ seeding.figures.no_such_drawing(1) }}",
+     ["[page docs/probe.md] line 8 ({{ seeding.figures.no_such_drawing(1) }}): UndefinedError", "no_such_drawing"]),
+    ("raising call", "{% set result = run(seeding.measure.training_equivalence, epochs=0) %}",
+     ["[page docs/probe.md] line 8 ({% set result = run(seeding.measure.training_equivalence, epochs=0) %})",
       "epochs must be >= 1, got 0"]),
-    ("syntax error", "Text {{ run( }}", ["[page docs/probe.md] line 9 (Text {{ run( }}): TemplateSyntaxError"]),
-    ("result without its code", "{{ run(measure.creation_order).same_after_reseed }}",
+    ("syntax error", "Text {{ run( }}", ["[page docs/probe.md] line 8 (Text {{ run( }}): TemplateSyntaxError"]),
+    ("result without its code", "{{ run(seeding.measure.creation_order).same_after_reseed }}",
      ["[page docs/probe.md] runs experiment seeding.creation_order but never shows its code"]),
 ])
 def test_a_page_of_named_values_that_fails_names_its_line_and_publishes_nothing(tmp_path, name, body, expected):
