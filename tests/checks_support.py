@@ -16,7 +16,9 @@ from typing import Any, Callable
 import pytest
 
 from snippets.lab import ClaimError, say
-from snippets.lab.claims import CHECKS
+from snippets.lab.claims import topic_checks
+
+CHECKS = topic_checks()  # every topic's checks, by name
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ import importlib
 import pytest
 
 from conftest import topic_pages
-from snippets.lab.claims import CHECKS
+from snippets.lab.claims import topic_checks
+
+CHECKS = topic_checks()  # every topic's checks, by name
 
 PAGES = sorted(set(topic_pages().values()))  # the topics: snippets/experiments/<topic>/checks.py
 

@@ -16,9 +16,11 @@ import copy
 import pytest
 
 from checks_support import Contradiction, Measured, Synthetic, assert_check_can_fail
-from snippets.experiments.loader import checks, measure  # noqa: F401  (registers the checks)
+from snippets.experiments.loader import checks, measure  # noqa: F401
 from snippets.lab import say
-from snippets.lab.claims import CHECKS
+from snippets.lab.claims import topic_checks
+
+CHECKS = topic_checks()  # every topic's checks, by name
 
 
 def _set(path: list, value):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from checks_support import Contradiction, Measured, Synthetic, assert_check_can_fail
-from snippets.experiments.seeding import checks, measure  # noqa: F401  (registers the checks)
+from snippets.experiments.seeding import checks, measure  # noqa: F401
+from snippets.lab.claims import topic_checks as claims_of_topics
 
 
 def _set(path: list, value):
@@ -127,7 +128,7 @@ def test_check_holds_on_the_measurement_and_fails_on_a_contradiction(name):
 
 def test_cublas_check_cannot_hold_without_a_gpu_measurement():
     """On a CPU-only machine the page prints no cuBLAS claim; the check itself must not hold there."""
-    from snippets.lab.claims import CHECKS
+    CHECKS = claims_of_topics()
 
     cpu = {"torch": "2.13.0", "device": "cpu", "documented": False, "raises_without": None}
     assert not CHECKS["seeding.cublas_config_as_documented"](cpu).holds
@@ -136,7 +137,7 @@ def test_cublas_check_cannot_hold_without_a_gpu_measurement():
 
 
 def test_docstring_check_fails_when_a_measured_operation_is_not_listed():
-    from snippets.lab.claims import CHECKS
+    CHECKS = claims_of_topics()
 
     result = {"documented_cpu": ["`torch.Tensor.index_put` with `accumulate=True` when called on a CPU tensor"],
               "rows": [{"documented_as": "torch.Tensor.index_put"}, {"documented_as": "torch.Tensor.put_"}]}
@@ -146,6 +147,6 @@ def test_docstring_check_fails_when_a_measured_operation_is_not_listed():
 
 
 def test_cuda_generator_check_cannot_hold_without_cuda_rows():
-    from snippets.lab.claims import CHECKS
+    CHECKS = claims_of_topics()
 
     assert not CHECKS["seeding.cuda_has_its_own_generator"]({"cuda_rows": []}).holds

@@ -12,8 +12,10 @@ import pytest
 import torch
 
 from checks_support import Contradiction, Measured, assert_check_can_fail
-from snippets.experiments.steps import checks, derive, measure  # noqa: F401  (registers the checks)
-from snippets.lab.claims import CHECKS
+from snippets.experiments.steps import checks, derive, measure  # noqa: F401
+from snippets.lab.claims import topic_checks
+
+CHECKS = topic_checks()  # every topic's checks, by name
 
 BATCHNORM = Measured(measure.batchnorm_last_batch)
 ARITHMETIC = Measured(measure.step_arithmetic, (("batch_sizes", (64, 512, 10_000)),))

@@ -284,15 +284,11 @@ def test_a_contradicted_claim_is_collected_in_a_build_and_raised_outside_one(mon
 
 
 def test_every_check_condition_and_every_lab_template_has_a_chinese_translation():
-    import snippets.experiments.loader.checks  # noqa: F401  (registers their checks)
-    import snippets.experiments.seeding.checks  # noqa: F401
-    import snippets.experiments.steps.checks  # noqa: F401
-
     i18n.catalogue.cache_clear()
-    pages = {"loader", "seeding", "steps"}  # the site's checks (tests register probes of their own)
-    assert pages <= {name.split(".")[0] for name in claims.CHECKS}
-    untranslated = [f"check {name}: {check.condition!r}" for name, check in claims.CHECKS.items()
-                    if name.split(".")[0] in pages and i18n.translate(check.condition, "zh") is None]
+    found = claims.topic_checks()
+    assert {"loader", "seeding", "steps"} <= {name.split(".")[0] for name in found}
+    untranslated = [f"check {name}: {check.condition!r}" for name, check in found.items()
+                    if i18n.translate(check.condition, "zh") is None]
     def calls(tree):  # skipping the mutated copies mutation testing writes beside each function (x__mutmut_3)
         for node in ast.iter_child_nodes(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name:

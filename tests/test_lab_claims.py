@@ -12,13 +12,6 @@ from snippets.lab.claims import show_value
 
 
 @pytest.fixture()
-def registry(monkeypatch):
-    """A private registry of checks, so that test checks do not join the pages' ones."""
-    monkeypatch.setattr(claims, "CHECKS", {})
-    return claims.CHECKS
-
-
-@pytest.fixture()
 def on_page(monkeypatch):
     monkeypatch.setattr(context.current(), "page", "loader-overhead.md")
     monkeypatch.setattr(context.current(), "claims", {})
@@ -32,29 +25,29 @@ def _ratio_check():
     return ratio_above_three
 
 
-def test_a_check_returns_its_outcome_named_after_its_page(registry):
+def test_a_check_returns_its_outcome_named_after_its_page():
     ratio_above_three = _ratio_check()
     outcome = ratio_above_three({"ratio": 7.5})
     assert outcome == Check(name="test_lab_claims.ratio_above_three", condition="ratio > 3", holds=True,
                             values={"ratio": 7.5, "runs": 2000})
     assert ratio_above_three({"ratio": 1.0}, factor=2).holds is False
-    assert registry == {"test_lab_claims.ratio_above_three": ratio_above_three}
+    assert "test_lab_claims.ratio_above_three" not in claims.topic_checks(), "a test's check is no topic's"
     assert ratio_above_three.check_name == "test_lab_claims.ratio_above_three"
     assert ratio_above_three.condition == "ratio > 3"
     assert ratio_above_three.__name__ == "ratio_above_three", "functools.wraps keeps the name"
 
 
-def test_a_page_packages_check_is_named_page_dot_function(registry):
+def test_a_page_packages_check_is_named_page_dot_function():
     def loader_check(result):
         return True, {}
 
     loader_check.__module__ = "snippets.experiments.loader.checks"
     declared = check("always")(loader_check)
     assert declared.check_name == "loader.loader_check"
-    assert declared({}).name == "loader.loader_check" and list(registry) == ["loader.loader_check"]
+    assert declared({}).name == "loader.loader_check"
 
 
-def test_values_are_copied(registry):
+def test_values_are_copied():
     values = {"ratio": 4.0}
 
     @check("ratio > 3")
@@ -67,7 +60,7 @@ def test_values_are_copied(registry):
 
 
 @pytest.mark.parametrize("condition", ["", None, 3])
-def test_a_check_needs_its_condition_in_words(registry, condition):
+def test_a_check_needs_its_condition_in_words(condition):
     with pytest.raises(TypeError) as raised:
         check(condition)
     assert str(raised.value) == "check() needs the condition in words, e.g. @check('ratio > 3')"
@@ -82,7 +75,7 @@ def test_a_check_needs_its_condition_in_words(registry, condition):
     ((1, {}), "check test_lab_claims.bad: holds must be a bool, got int"),
     ((None, {}), "check test_lab_claims.bad: holds must be a bool, got NoneType"),
 ])
-def test_a_check_must_return_a_bool_and_its_values(registry, outcome, message):
+def test_a_check_must_return_a_bool_and_its_values(outcome, message):
     @check("anything")
     def bad(result):
         return outcome
@@ -92,7 +85,7 @@ def test_a_check_must_return_a_bool_and_its_values(registry, outcome, message):
     assert str(raised.value) == message
 
 
-def test_a_long_wrong_return_is_cut(registry):
+def test_a_long_wrong_return_is_cut():
     @check("anything")
     def bad(result):
         return "x" * 1000
@@ -234,7 +227,7 @@ def test_a_busy_or_drifting_machine_is_no_reason_given_for_an_undecided_claim(va
     assert "CPU" not in sentence and "drift" not in sentence
 
 
-def test_timing_checks_say_so_and_may_be_undecided(registry):
+def test_timing_checks_say_so_and_may_be_undecided():
     @check("ratio > 3", timing=True)
     def timed(result):
         return None, {"ratio": result}
@@ -279,3 +272,15 @@ def test_a_list_reads_as_code_writes_it_in_chinese_too(monkeypatch):
     assert show_value(list(range(8))) == "[0, 1, 2, 3, 4, 5, …]"
     assert show_value([True, False]) == "[是、否]", "words are joined as Chinese joins them"
     assert show_value([[1, [20, 20]], [2, [10, 10]]]) == "[[1, [20, 20]], [2, [10, 10]]]"
+
+
+def test_the_topics_checks_are_found_in_their_modules():
+    """Every check a topic's checks.py declares, by its name, and nothing else: no registry to keep or reset."""
+    from snippets.experiments.loader import checks as loader_checks
+    from snippets.experiments.seeding import checks as seeding_checks
+
+    found = claims.topic_checks()
+    assert found["loader.dataloader_counts_per_sample"] is loader_checks.dataloader_counts_per_sample
+    assert found["seeding.equal_starts_identical"] is seeding_checks.equal_starts_identical
+    assert {name.split(".")[0] for name in found} == {"loader", "seeding", "steps"}
+    assert all(getattr(function, "condition", None) for function in found.values())

@@ -366,8 +366,6 @@ def test_present_puts_the_rendering_before_the_panel(fakepage, private_cache):
 def test_checks_are_shown_by_name_with_their_source(fakepage, private_cache, monkeypatch):
     from snippets.lab import claims
 
-    monkeypatch.setattr(claims, "CHECKS", {})
-
     @claims.check("n is two")
     def n_is_two(result):
         return result["n"] == 2, {"n": result["n"]}

@@ -14,7 +14,6 @@ import pytest
 import snippets.experiments
 from snippets.lab import ClaimError, cache, check, environment, machines, say
 from snippets.lab import context, store
-from snippets.lab.claims import CHECKS
 
 MEASURE = '''
 from snippets.lab import experiment
@@ -245,9 +244,7 @@ def test_a_recording_the_drawing_code_cannot_read_is_said_not_raised(lab, monkey
 
 
 @pytest.fixture()
-def ratio_check(monkeypatch):
-    monkeypatch.setattr("snippets.lab.claims.CHECKS", dict(CHECKS))
-
+def ratio_check():
     @check("ratio > 3")
     def above_three(result):
         return result["ratio"] > 3, {"ratio": result["ratio"]}

@@ -55,10 +55,6 @@ class Check:
         return comma.join(f"{key} = {show_value(value)}" for key, value in self.values.items()) or "—"
 
 
-# Every check defined in a checks module, by name: the tests feed each one a contradicting result.
-CHECKS: dict[str, Callable[..., Check]] = {}
-
-
 def check(condition: str, *, timing: bool = False) -> Callable[[Callable[..., tuple[bool, dict]]], Callable[..., Check]]:
     """Declare a check: the decorated function returns ``(holds, values)``; ``condition`` says what must hold.
 
@@ -88,10 +84,31 @@ def check(condition: str, *, timing: bool = False) -> Callable[[Callable[..., tu
         run_check.check_name = name  # type: ignore[attr-defined]
         run_check.timing = timing  # type: ignore[attr-defined]
         run_check.condition = condition  # type: ignore[attr-defined]
-        CHECKS[name] = run_check
         return run_check
 
     return wrap
+
+
+def topic_checks() -> dict[str, Callable[..., Check]]:
+    """Every check of every topic (``snippets/experiments/<topic>/checks.py``), by name: what the tests feed a
+    contradicting result. Found in the topics' modules as they are, not kept in a registry that outlives them."""
+    import importlib
+    import pkgutil
+
+    experiments = importlib.import_module("snippets.experiments")
+    found: dict[str, Callable[..., Check]] = {}
+    for topic in sorted(info.name for info in pkgutil.iter_modules(experiments.__path__) if info.ispkg):
+        try:
+            module = importlib.import_module(f"snippets.experiments.{topic}.checks")
+        except ModuleNotFoundError as error:
+            if error.name != f"snippets.experiments.{topic}.checks":
+                raise
+            continue
+        for value in vars(module).values():
+            name = getattr(value, "check_name", None)
+            if isinstance(name, str) and name.startswith(f"{topic}."):
+                found[name] = value
+    return found
 
 
 def _numbers_only(value: Any) -> bool:
