@@ -28,13 +28,14 @@ def topic_pages() -> dict[str, str]:
 def named_page(markdown: str) -> tuple[dict, object] | None:
     """A page written as prose with named values (front matter ``names: true``): its front matter and its Jinja2
     syntax tree, as the hook renders it; None for a page of exec blocks."""
-    import jinja2
     from mkdocs.utils.meta import get_data
+
+    from snippets.lab.mkdocs_hook import environment
 
     body, meta = get_data(markdown)
     if not meta.get("names"):
         return None
-    return meta, jinja2.Environment(trim_blocks=True, lstrip_blocks=True).parse(body)
+    return meta, environment().parse(body)
 
 
 def _recipes() -> list[str]:

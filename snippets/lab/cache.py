@@ -302,23 +302,33 @@ def _stored(exp: Experiment, params: dict, fp: dict, key: str, value: Any, elaps
     return value, computed_at
 
 
-def page_experiments() -> list[Experiment]:
-    """Every experiment of every page package (``snippets/experiments/<page>/measure.py``), in file order."""
-    import importlib
+def topics() -> list[str]:
+    """The topics: the packages under ``snippets/experiments/``, found there (the lab names none of them)."""
     import pkgutil
 
     from snippets import experiments
 
-    found = []
-    for info in pkgutil.iter_modules(experiments.__path__):
-        if not info.ispkg:
-            continue
+    return sorted(info.name for info in pkgutil.iter_modules(experiments.__path__) if info.ispkg)
+
+
+def topic_modules(module: str) -> dict[str, Any]:
+    """Each topic's ``module`` (``measure``, ``checks``), by topic, for the topics that have one."""
+    import importlib
+
+    found = {}
+    for topic in topics():
         try:
-            module = importlib.import_module(f"snippets.experiments.{info.name}.measure")
-        except ModuleNotFoundError:
-            continue
-        found += [value for value in vars(module).values() if isinstance(value, Experiment)]
+            found[topic] = importlib.import_module(f"snippets.experiments.{topic}.{module}")
+        except ModuleNotFoundError as error:
+            if error.name != f"snippets.experiments.{topic}.{module}":
+                raise
     return found
+
+
+def page_experiments() -> list[Experiment]:
+    """Every experiment of every page package (``snippets/experiments/<page>/measure.py``), in file order."""
+    return [value for module in topic_modules("measure").values() for value in vars(module).values()
+            if isinstance(value, Experiment)]
 
 
 def prefetch(names: set[str] | None = None, beside: list[tuple[str, Callable[[], None]]] = ()) -> list[str]:

@@ -92,23 +92,11 @@ def check(condition: str, *, timing: bool = False) -> Callable[[Callable[..., tu
 def topic_checks() -> dict[str, Callable[..., Check]]:
     """Every check of every topic (``snippets/experiments/<topic>/checks.py``), by name: what the tests feed a
     contradicting result. Found in the topics' modules as they are, not kept in a registry that outlives them."""
-    import importlib
-    import pkgutil
+    from .cache import topic_modules
 
-    experiments = importlib.import_module("snippets.experiments")
-    found: dict[str, Callable[..., Check]] = {}
-    for topic in sorted(info.name for info in pkgutil.iter_modules(experiments.__path__) if info.ispkg):
-        try:
-            module = importlib.import_module(f"snippets.experiments.{topic}.checks")
-        except ModuleNotFoundError as error:
-            if error.name != f"snippets.experiments.{topic}.checks":
-                raise
-            continue
-        for value in vars(module).values():
-            name = getattr(value, "check_name", None)
-            if isinstance(name, str) and name.startswith(f"{topic}."):
-                found[name] = value
-    return found
+    return {value.check_name: value for topic, module in topic_modules("checks").items()
+            for value in vars(module).values()
+            if isinstance(getattr(value, "check_name", None), str) and value.check_name.startswith(f"{topic}.")}
 
 
 def _numbers_only(value: Any) -> bool:

@@ -755,8 +755,6 @@ def page_names(meta: dict) -> dict:
     (``snippets.lab.__all__``) and its ``machines``, ``render``, ``versions``, ``i18n`` and ``timing``; every topic by
     its name (``loader.derive``); and, on a page whose front matter names a topic, that topic's ``measure``,
     ``figures``, ``checks`` and ``derive`` (those it has) by theirs."""
-    import pkgutil
-
     import builtins
 
     lab = importlib.import_module("snippets.lab")
@@ -765,16 +763,13 @@ def page_names(meta: dict) -> dict:
                                                         "all", "zip", "str", "int", "map", "set")}
     names.update({name: getattr(lab, name) for name in lab.__all__})
     names.update({name: _lab(name) for name in ("machines", "render", "versions", "i18n", "timing")})
-    experiments = importlib.import_module("snippets.experiments")
-    names.update({found.name: _Topic(found.name) for found in pkgutil.iter_modules(experiments.__path__)
-                  if found.ispkg})
+    cache = _lab("cache")
+    names.update({topic: _Topic(topic) for topic in cache.topics()})
     topic = meta.get("topic")
     for module in ("measure", "figures", "checks", "derive") if topic else ():
-        try:
-            names[module] = importlib.import_module(f"snippets.experiments.{topic}.{module}")
-        except ModuleNotFoundError as error:
-            if error.name != f"snippets.experiments.{topic}.{module}":
-                raise
+        found = cache.topic_modules(module).get(topic)
+        if found is not None:
+            names[module] = found
     return names
 
 
@@ -791,17 +786,24 @@ def _and_list(items) -> str:  # noqa: ANN001 - any iterable of texts
     return joined
 
 
+@functools.cache
+def environment():  # noqa: ANN201 - a jinja2.Environment
+    """How pages are read as templates: strictly (an unknown name is an error), a ``{% … %}`` line leaving no blank
+    line behind, with ``f`` (``{{ weights | f(".2g") }}``: a number as ``format()`` writes it) and ``and_list``
+    (``{{ names | and_list }}``: "a, b, and c", "a、b 和 c")."""
+    import jinja2
+
+    made = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                              keep_trailing_newline=True, autoescape=False)
+    made.filters["f"] = format
+    made.filters["and_list"] = _and_list
+    return made
+
+
 @functools.lru_cache(maxsize=64)
 def _template(markdown: str):  # noqa: ANN202 - a jinja2.Template
     """A page's template, compiled once for its text (a rebuild that did not change the page compiles nothing)."""
-    import jinja2
-
-    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                                     keep_trailing_newline=True, autoescape=False)
-    # {{ weights | f(".2g") }}: a number as format() writes it; {{ names | and_list }}: "a, b, and c", "a、b和c"
-    environment.filters["f"] = format
-    environment.filters["and_list"] = _and_list
-    return environment.from_string(markdown)
+    return environment().from_string(markdown)
 
 
 def render_names(markdown: str, source: str, meta: dict, original: str | None = None) -> str:

@@ -213,8 +213,8 @@ def load(path: Path, find: Find | None = None) -> Recording:
         checked[_checked_key(file, file.parent.name)] = json.dumps(entry)
 
     try:
-        state = (str(path), tuple(sorted((str(f), f.lstat().st_mtime_ns, f.lstat().st_size)
-                                         for f in path.rglob("*"))))
+        state = (str(path), tuple(sorted((str(f), stat.st_mtime_ns, stat.st_size)
+                                         for f in path.rglob("*") for stat in (f.lstat(),))))
         if state not in _FOLDERS:
             _FOLDERS[state] = recording_schema.check_folder(path, find or (lambda name: None), keep), checked
         manifest, checked = _FOLDERS[state]
