@@ -128,7 +128,8 @@ def pytest_terminal_summary(terminalreporter, config):
 
 # The longest test files, longest first: under pytest-xdist (`make test`: a whole file per worker, handed out in
 # collection order) they start at once on different workers, and the short files fill in around them.
-LONGEST_FIRST = ("test_browser.py", "test_site.py")
+LONGEST_FIRST = ("test_browser.py", "test_serve.py", "test_wording_edits.py", "test_build_failures.py",
+                 "test_site_reader.py", "test_site.py")
 
 
 def pytest_collection_modifyitems(config, items):

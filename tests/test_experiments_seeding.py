@@ -48,17 +48,18 @@ def test_long_curves_are_kept_at_some_epochs_after_every_epoch_was_compared():
 
 def test_an_epoch_that_differs_outside_the_kept_curve_is_still_counted(monkeypatch):
     """The comparison runs on every epoch before the curves are thinned: a difference at an epoch the stored curve
-    does not keep still counts."""
-    real = seeding.train_loader
+    does not keep still counts. (The curve keeps 10 points here, so that 60 epochs are thinned as 600 would be.)"""
+    real, thin = seeding.train_loader, seeding.curve_epochs
 
     def one_epoch_off(model, loader, epochs):
         losses = real(model, loader, epochs)
-        losses[epochs - 2] += 1.0  # the second-to-last epoch, which curve_epochs(600) does not keep
+        losses[epochs - 2] += 1.0  # the second-to-last epoch, which the thinned curve does not keep
         return losses
 
-    assert 599 not in seeding.curve_epochs(600)
+    monkeypatch.setattr(seeding, "curve_epochs", lambda epochs: thin(epochs, points=10))
+    assert 59 not in seeding.curve_epochs(60) and 60 in seeding.curve_epochs(60)
     monkeypatch.setattr(seeding, "train_loader", one_epoch_off)
-    result = seeding.training_equivalence(epochs=600)
+    result = seeding.training_equivalence(epochs=60)
     assert result["differing_epochs"] == 1 and result["as_asked_unexplained_epochs"] == 1
     assert result["fixed"]["direct"] == result["fixed"]["loader"]  # the kept points agree...
     assert not checks.equal_starts_identical(result).holds  # ...and the check fails all the same

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -262,18 +263,20 @@ def test_the_chinese_notebook_shows_the_english_notebooks_one_run(built_site, no
     assert '<html lang="zh"' in chinese and "No description has been provided" not in chinese
 
 
-# What each notebook prints, and how many such lines it prints.
+# What each notebook prints, how many such lines it prints, and how many of them the test waits for: the steps
+# notebook's lines are one run's loss every 50 epochs, each following from the one before, and its first two come
+# after a quarter of its running time
 PRINTED = {
-    "question_seeding": (r"(Direct: loss is|Loader: Loss is) ([-\d.e]+)", 2),
-    "question_steps": (r"Batch Size (\d+), Epoch (\d+), Loss: ([-\d.e]+)", 8),
+    "question_seeding": (r"(Direct: loss is|Loader: Loss is) ([-\d.e]+)", 2, 2),
+    "question_steps": (r"Batch Size (\d+), Epoch (\d+), Loss: ([-\d.e]+)", 8, 2),
 }
 
 
 @pytest.mark.parametrize("notebook", sorted(PRINTED))
 def test_notebook_prints_what_the_original_script_prints(built_site, tmp_path, notebook):
     """Run the notebook's code as a plain script, with the one intra-op thread the build executes it with: what it
-    prints equals what the built page shows."""
-    pattern, lines = PRINTED[notebook]
+    prints equals what the built page shows, line for line, as far as the test waits."""
+    pattern, lines, awaited = PRINTED[notebook]
     html = (built_site / "notebooks" / notebook / "index.html").read_text(encoding="utf-8")
     page_values = re.findall(pattern, html)
     assert len(page_values) == lines, page_values
@@ -281,11 +284,22 @@ def test_notebook_prints_what_the_original_script_prints(built_site, tmp_path, n
                      if not line.startswith("# "))
     script = tmp_path / f"{notebook}.py"
     script.write_text(code)
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900,
-                         env={**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
-                         cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert re.findall(pattern, out.stdout) == page_values
+    printed = []
+    with subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                               "PYTHONUNBUFFERED": "1"}, cwd=tmp_path) as process:
+        timer = threading.Timer(900, process.kill)  # a script that hangs fails the test, after 15 minutes
+        timer.start()
+        try:
+            for line in process.stdout:
+                printed += re.findall(pattern, line)
+                if len(printed) == awaited:
+                    break
+        finally:
+            timer.cancel()
+            process.kill()
+        stderr = process.stderr.read()
+    assert printed == page_values[:awaited], stderr[-2000:]
 
 
 def _visible_text(html: str) -> str:

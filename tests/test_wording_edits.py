@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,16 +69,22 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-@pytest.fixture()
-def copy(tmp_path, built_site) -> Path:
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory, built_site) -> Path:
     """The project, its caches warm (the session's built site filled them) and its recordings, in a folder of its
-    own; its first build runs nothing, and every recording in it is current."""
-    project = project_copy(tmp_path / "project", caches=True)
+    own, built once: that build runs nothing, and every recording in it is current."""
+    project = project_copy(tmp_path_factory.mktemp("pristine") / "project", caches=True)
     first = _build(project)
     assert first.returncode == 0, first.stderr[-4000:]
     assert not _reruns(first), "the copy's caches were not warm"
     assert _stale(project) == [], "the recordings in results/ are stale: re-record them (make record)"
     return project
+
+
+@pytest.fixture()
+def copy(tmp_path, pristine) -> Path:
+    """A copy of the pristine project, for one test to edit (its caches as its build left them)."""
+    return Path(shutil.copytree(pristine, tmp_path / "project", symlinks=True, copy_function=shutil.copy2))
 
 
 def test_presentation_edits_rerun_nothing_and_keep_every_recording_current(copy):
