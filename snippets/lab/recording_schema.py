@@ -1,20 +1,23 @@
 """What a recording under ``results/`` may hold: it arrives by pull request, so it is untrusted input.
 
 ``check_folder`` is called before anything of a recording is drawn: the folder's layout (no links, no file
-over ``MAX_FILE``, nothing but the manifest, result files and notebooks), then every field of the manifest and
-of each result — type, range and format — and every notebook's outputs. A recording that fails is refused as a
-whole, with one message naming the file and the field (``RecordingRefused``); a normal build leaves it out and
-says so, a frozen build stops.
+over ``MAX_FILE``, nothing but the manifest, result files and notebooks), then the manifest, each result and each
+notebook against ``recording.schema.json`` (a JSON Schema, checked with ``jsonschema``: type, range and format of
+every field), then what a schema cannot say (a label against its folder, a result's parameters against its
+experiment and its file's name, dates, PNG images), and every value of every result. A recording that fails is
+refused as a whole, with one message naming the file and the field (``RecordingRefused``); a normal build leaves
+it out and says so, a frozen build stops.
 
-Strings are checked twice over: here, so that a recorded string cannot carry markup (no ``&``, ``{``, ``}``,
-``](``, ``javascript:``, no ``<`` but in Python's own code names such as ``<genexpr>``), and wherever they are
-shown, where they are escaped.
+Strings are checked twice over: here, so that a recorded string cannot carry markup (a format for each field the
+manifest has; in a result's value no ``&``, ``{``, ``}``, ``](``, ``javascript:``, no ``<`` but in Python's own
+code names such as ``<genexpr>``), and wherever they are shown, where they are escaped.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import inspect
 import json
@@ -31,30 +34,12 @@ MAX_STRING = 4000
 MAX_DEPTH = 24
 MAX_NUMBER = 1e30  # a recorded number beyond this is a corrupt or hostile one (integers: 64 bits, seeds)
 MAX_SECONDS = 1e6  # a recorded duration beyond 11 days is too
-
-LABEL = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
-EXPERIMENT = re.compile(r"^[a-z][a-z0-9_]{0,40}\.[a-z][a-z0-9_]{0,60}$")
-PARAMS_FILE = re.compile(r"^[0-9a-f]{16}\.json$")
-NOTEBOOK = re.compile(r"^[a-z][a-z0-9_]{0,60}$")
-DIGEST = re.compile(r"^[0-9a-f]{64}$")
-COMMIT = re.compile(r"^([0-9a-f]{7,40}(-dirty(-[0-9a-f]{16})?)?|unknown)$")
-TORCH_VERSION = re.compile(r"^\d{1,3}\.\d{1,3}(\.\d{1,3})?((a|b|rc|\.dev|\.post)\d{1,10})*(\+[A-Za-z0-9.]{1,40})?$")
-PYTHON_VERSION = re.compile(r"^3\.\d{1,2}\.\d{1,3}((a|b|rc)\d{1,3})?\+?$")
-DEVICE_NAME = re.compile(r"^[\w ()@.,:+\-/#®™]{1,200}$")
-DEVICES = {"cpu", "cuda", "mps", "xpu"}
-START_METHODS = {"fork", "spawn", "forkserver"}
-FINGERPRINT_REQUIRED = {"torch", "device", "device_name", "threads"}
-FINGERPRINT_OPTIONAL = {"cpu", "python", "start_method"}
-MANIFEST_REQUIRED = {"format", "label", "fingerprint", "recorded_at", "experiments"}
-MANIFEST_OPTIONAL = {"commit", "python", "notebooks"}
-ENTRY_FIELDS = {"format", "experiment", "params", "source", "computed_at", "elapsed_s", "value"}
+SCHEMA = Path(__file__).with_name("recording.schema.json")
 # Python names its own code objects in angle brackets; a profile of an epoch lists them (``<genexpr>``).
 _CODE_NAME = re.compile(r"<(genexpr|lambda|listcomp|dictcomp|setcomp|module|frozen [\w.]+|string)>")
 _MARKUP = re.compile(r"[&{}\x00-\x08\x0b-\x1f\x7f]|\]\(|javascript:|vbscript:|data:text", re.I)
-# What a recorded notebook's outputs may be: what the notebooks make (printed text, PNG figures).
-OUTPUT_TYPES = {"stream", "display_data", "execute_result"}
-MIME_TYPES = {"text/plain", "image/png"}
-STREAMS = {"stdout", "stderr"}
+_TYPES = {"object": "a JSON object", "array": "a list", "string": "a string", "integer": "an integer",
+          "number": "a number", "boolean": "true or false"}
 
 
 class RecordingRefused(ValueError):
@@ -65,24 +50,18 @@ def _refuse(where: str, why: str) -> None:
     raise RecordingRefused(f"{where}: {why}")
 
 
-def _string(value: Any, where: str, *, pattern: re.Pattern | None = None, limit: int = MAX_STRING) -> str:
+def _string(value: Any, where: str) -> str:
+    """A string of a result's value: bounded, without markup."""
     if not isinstance(value, str):
         _refuse(where, f"expected a string, found {type(value).__name__}")
-    if len(value) > limit:
-        _refuse(where, f"a string of {len(value):,} characters (at most {limit:,})")
-    if pattern is not None:
-        if not pattern.match(value):
-            _refuse(where, f"{value[:80]!r} is not in the expected format")
-        return value
+    if len(value) > MAX_STRING:
+        _refuse(where, f"a string of {len(value):,} characters (at most {MAX_STRING:,})")
     if _MARKUP.search(value) or "<" in _CODE_NAME.sub("", value):
         _refuse(where, f"{value[:80]!r} holds markup or control characters, which no recorded value has")
     return value
 
 
-def _number(value: Any, where: str, *, low: float = -MAX_NUMBER, high: float = MAX_NUMBER,
-            integer: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
-        _refuse(where, f"expected {'an integer' if integer else 'a number'}, found {type(value).__name__}")
+def _number(value: Any, where: str, *, low: float, high: float) -> float:
     if not math.isfinite(value):
         _refuse(where, f"{value!r} is not a finite number")
     if not low <= value <= high:
@@ -90,24 +69,64 @@ def _number(value: Any, where: str, *, low: float = -MAX_NUMBER, high: float = M
     return value
 
 
-def _when(value: Any, where: str) -> str:
-    text = _string(value, where, limit=40, pattern=re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+([+-]\d\d:\d\d|Z)$"))
+@functools.cache
+def _validators() -> dict:
+    """``recording.schema.json``'s definitions, each a validator of its own (manifest, result, notebook_file, …)."""
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return {name: Draft202012Validator({**schema, "$ref": f"#/$defs/{name}"}) for name in schema["$defs"]}
+
+
+def _pattern(name: str) -> re.Pattern:
+    return re.compile(_validators()[name].schema["$defs"][name]["pattern"])
+
+
+def _field(path) -> str:
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).lstrip(".")
+
+
+def _why(error) -> str:
+    """What is wrong, in this project's words, for one error of ``jsonschema``."""
+    value, rule, kind = error.instance, error.schema, error.validator
+    if kind == "type":
+        wanted = rule["type"] if isinstance(rule["type"], str) else rule["type"][0]
+        return f"expected {_TYPES[wanted]}, found {type(value).__name__}"
+    if kind in ("minimum", "maximum"):
+        return f"{value!r} is outside {rule.get('minimum', -MAX_NUMBER):g} … {rule.get('maximum', MAX_NUMBER):g}"
+    if kind in ("enum", "const"):
+        allowed = rule["enum"] if kind == "enum" else [rule["const"]]
+        return f"{str(value)[:40]!r} is not one of {', '.join(map(str, allowed))}"
+    if kind == "required":
+        return f"missing field(s) {', '.join(sorted(set(rule['required']) - set(value)))}"
+    if kind == "additionalProperties":
+        return f"unknown field(s) {', '.join(sorted(map(str, set(value) - set(rule['properties']))))[:200]}"
+    if kind in ("maxProperties", "maxItems"):
+        return f"more than {error.validator_value} entries"
+    if kind == "maxLength":
+        return f"a string of {len(value):,} characters (at most {error.validator_value:,})"
+    return f"{str(value)[:80]!r} is not in the expected format"
+
+
+def _validate(value: Any, definition: str, where: str) -> None:
+    """Refuse ``value`` if it is not what ``recording.schema.json`` calls ``definition``, naming the field."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validators()[definition].iter_errors(value))
+    if error is None:
+        return
+    field = _field(error.absolute_path)
+    if "propertyNames" in error.absolute_schema_path:  # a key, not a value: the error's path is its object's
+        field = f"{field}: a name" if field else "a name"
+    _refuse(f"{where}: {field}" if field else where, _why(error))
+
+
+def _when(value: str, where: str) -> None:
     try:
-        datetime.fromisoformat(text.replace("Z", "+00:00"))
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        _refuse(where, f"{text!r} is not a date and time")
-    return text
-
-
-def _fields(value: Any, where: str, required: set[str], optional: set[str] = frozenset()) -> dict:
-    if not isinstance(value, dict):
-        _refuse(where, f"expected a JSON object, found {type(value).__name__}")
-    missing, unknown = required - set(value), set(value) - required - set(optional)
-    if missing:
-        _refuse(where, f"missing field(s) {', '.join(sorted(missing))}")
-    if unknown:
-        _refuse(where, f"unknown field(s) {', '.join(sorted(map(str, unknown)))[:200]}")
-    return value
+        _refuse(where, f"{value!r} is not a date and time")
 
 
 # Keys under which a recorded value holds a duration, a count or a size: never negative.
@@ -126,7 +145,9 @@ def check_value(value: Any, where: str, *, depth: int = 0, key: str = "") -> Non
         _refuse(where, f"nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, dict):
         for name, item in value.items():
-            _string(name, f"{where}: a key", limit=200)
+            if len(name) > 200:
+                _refuse(f"{where}: a key", f"a key of {len(name):,} characters (at most 200)")
+            _string(name, f"{where}: a key")
             check_value(item, f"{where}.{name}", depth=depth + 1, key=name)
     elif isinstance(value, list):
         for number, item in enumerate(value):
@@ -145,130 +166,46 @@ def check_value(value: Any, where: str, *, depth: int = 0, key: str = "") -> Non
 
 
 def check_manifest(manifest: Any, where: str, folder: str) -> dict:
-    if not isinstance(manifest, dict):
-        _refuse(where, f"expected a JSON object, found {type(manifest).__name__}")
-    if manifest.get("format") != 1:
+    if isinstance(manifest, dict) and manifest.get("format") != 1:
         _refuse(f"{where}: format", f"{str(manifest.get('format'))[:40]} is not this project's recording format 1; "
                                     "re-record the machine with make record")
-    if _string(manifest.get("label"), f"{where}: label", pattern=LABEL) != folder:
-        _refuse(f"{where}: label", f"{manifest['label']!r} does not match its folder {folder!r}")
-    _fields(manifest, where, MANIFEST_REQUIRED, MANIFEST_OPTIONAL)
-    fingerprint = manifest["fingerprint"]
-    if not isinstance(fingerprint, dict):
-        _refuse(f"{where}: fingerprint", f"expected a JSON object, found {type(fingerprint).__name__}")
-    known = FINGERPRINT_REQUIRED | FINGERPRINT_OPTIONAL
-    for name, value in fingerprint.items():  # a key a newer version of the fingerprint has: plain text or a count
-        if name not in known:
-            _string(name, f"{where}: fingerprint: a name", pattern=re.compile(r"^[a-z][a-z0-9_]{0,40}$"))
-            if isinstance(value, int) and not isinstance(value, bool):
-                _number(value, f"{where}: fingerprint.{name}", low=0, high=2 ** 32, integer=True)
-            else:
-                _string(value, f"{where}: fingerprint.{name}", pattern=DEVICE_NAME)
-    fp = _fields({k: v for k, v in fingerprint.items() if k in known}, f"{where}: fingerprint",
-                 FINGERPRINT_REQUIRED, FINGERPRINT_OPTIONAL)
-    _string(fp["torch"], f"{where}: fingerprint.torch", pattern=TORCH_VERSION, limit=60)
-    if fp["device"] not in DEVICES:
-        _refuse(f"{where}: fingerprint.device", f"{str(fp['device'])[:40]!r} is not one of {', '.join(sorted(DEVICES))}")
-    _string(fp["device_name"], f"{where}: fingerprint.device_name", pattern=DEVICE_NAME)
-    if "cpu" in fp:
-        _string(fp["cpu"], f"{where}: fingerprint.cpu", pattern=DEVICE_NAME)
-    _number(fp["threads"], f"{where}: fingerprint.threads", low=1, high=4096, integer=True)
-    if "python" in fp:
-        _string(fp["python"], f"{where}: fingerprint.python", pattern=PYTHON_VERSION, limit=20)
-    if "start_method" in fp and fp["start_method"] not in START_METHODS:
-        _refuse(f"{where}: fingerprint.start_method", f"{str(fp['start_method'])[:40]!r} is not one of "
-                                                      f"{', '.join(sorted(START_METHODS))}")
+    if isinstance(manifest, dict) and isinstance(manifest.get("label"), str) and manifest["label"] != folder:
+        _refuse(f"{where}: label", f"{manifest['label'][:80]!r} does not match its folder {folder!r}")
+    _validate(manifest, "manifest", where)
     _when(manifest["recorded_at"], f"{where}: recorded_at")
-    if "commit" in manifest:
-        _string(manifest["commit"], f"{where}: commit", pattern=COMMIT, limit=80)
-    if "python" in manifest:
-        _string(manifest["python"], f"{where}: python", pattern=PYTHON_VERSION, limit=20)
-    experiments = manifest["experiments"]
-    if not isinstance(experiments, dict) or len(experiments) > 500:
-        _refuse(f"{where}: experiments", "expected an object of at most 500 experiments")
-    for name, digests in experiments.items():
-        _string(name, f"{where}: experiments: a name", pattern=EXPERIMENT)
-        for digest in digests if isinstance(digests, list) else [digests]:
-            _string(digest, f"{where}: experiments.{name}", pattern=DIGEST)
-    notebooks = manifest.get("notebooks", {})
-    if not isinstance(notebooks, dict) or len(notebooks) > 100:
-        _refuse(f"{where}: notebooks", "expected an object of at most 100 notebooks")
-    for stem, digest in notebooks.items():
-        _string(stem, f"{where}: notebooks: a name", pattern=NOTEBOOK)
-        _string(digest, f"{where}: notebooks.{stem}", pattern=DIGEST)
     return manifest
 
 
 def check_entry(entry: Any, where: str, experiment: str, accepts: Callable[[str], bool] | None) -> dict:
     """One result file: its fields, its parameters (known to the experiment, when it still exists) and value."""
-    _fields(entry, where, ENTRY_FIELDS)
-    if entry["format"] != 1:
+    if isinstance(entry, dict) and "format" in entry and entry["format"] != 1:
         _refuse(f"{where}: format", f"{entry['format']!r} is not this project's recording format 1")
-    if _string(entry["experiment"], f"{where}: experiment", pattern=EXPERIMENT) != experiment:
+    _validate(entry, "result", where)
+    if entry["experiment"] != experiment:
         _refuse(f"{where}: experiment", f"{entry['experiment']!r} in the folder of {experiment}")
-    params = entry["params"]
-    if not isinstance(params, dict):
-        _refuse(f"{where}: params", f"expected a JSON object, found {type(params).__name__}")
-    for name, value in params.items():
-        _string(name, f"{where}: params: a name", pattern=re.compile(r"^[a-z_][a-z0-9_]{0,40}$"))
+    for name, value in entry["params"].items():
         if accepts is not None and not accepts(name):
             _refuse(f"{where}: params.{name}", f"{experiment} has no parameter {name!r}")
         check_value(value, f"{where}: params.{name}", depth=1)
-    _string(entry["source"], f"{where}: source", pattern=DIGEST)
     _when(entry["computed_at"], f"{where}: computed_at")
-    _number(entry["elapsed_s"], f"{where}: elapsed_s", low=0.0, high=7 * 24 * 3600.0)
-    if not isinstance(entry["value"], dict):
-        _refuse(f"{where}: value", f"expected a JSON object, found {type(entry['value']).__name__}")
     check_value(entry["value"], f"{where}: value")
     return entry
 
 
 def check_notebook(notebook: Any, where: str) -> None:
     """An executed notebook's outputs: printed text and PNG figures only — no HTML, no script, no other type."""
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        _refuse(where, "not a notebook (no list of cells)")
+    _validate(notebook, "notebook_file", where)
     for number, cell in enumerate(notebook["cells"], 1):
-        at = f"{where}: cell {number}"
-        if not isinstance(cell, dict):
-            _refuse(at, "not a notebook cell")
-        outputs = cell.get("outputs", [])
-        if not isinstance(outputs, list):
-            _refuse(at, "outputs are not a list")
-        for output in outputs:
-            kind = output.get("output_type") if isinstance(output, dict) else None
-            if kind not in OUTPUT_TYPES:
-                _refuse(at, f"an output of type {str(kind)[:40]!r}; a recorded notebook holds "
-                            f"{', '.join(sorted(OUTPUT_TYPES))} only")
-            if kind == "stream":
-                if output.get("name") not in STREAMS:
-                    _refuse(at, f"a stream named {str(output.get('name'))[:40]!r}")
-                _text(output.get("text"), at)
+        for output in cell.get("outputs", []):
+            image = output.get("data", {}).get("image/png")
+            if image is None:
                 continue
-            data = output.get("data")
-            if not isinstance(data, dict):
-                _refuse(at, "an output without data")
-            if set(data) - MIME_TYPES:
-                _refuse(at, f"output data of type {', '.join(sorted(map(str, set(data) - MIME_TYPES)))[:120]}; "
-                            f"a recorded notebook's outputs are {', '.join(sorted(MIME_TYPES))} only")
-            if "text/plain" in data:
-                _text(data["text/plain"], at)
-            if "image/png" in data:
-                image = data["image/png"]
-                if not isinstance(image, str):
-                    _refuse(at, "an image/png output that is not base64 text")
-                try:
-                    decoded = base64.b64decode(image.replace("\n", ""), validate=True)
-                except (binascii.Error, ValueError):
-                    _refuse(at, "an image/png output that is not base64")
-                if not decoded.startswith(b"\x89PNG\r\n\x1a\n"):
-                    _refuse(at, "an image/png output that is not a PNG image")
-
-
-def _text(value: Any, where: str) -> None:
-    lines = value if isinstance(value, list) else [value]
-    for line in lines:
-        if not isinstance(line, str) or len(line) > 100_000:
-            _refuse(where, "printed text that is not a string (or is over 100,000 characters)")
+            try:
+                decoded = base64.b64decode(image.replace("\n", ""), validate=True)
+            except (binascii.Error, ValueError):
+                _refuse(f"{where}: cell {number}", "an image/png output that is not base64")
+            if not decoded.startswith(b"\x89PNG\r\n\x1a\n"):
+                _refuse(f"{where}: cell {number}", "an image/png output that is not a PNG image")
 
 
 def read_json(path: Path, where: str) -> Any:
@@ -320,9 +257,10 @@ def check_folder(folder: Path, find_experiment: Callable[[str], Any],
             continue
         parts = path.relative_to(folder).parts
         expected = (parts == ("manifest.json",)
-                    or (len(parts) == 2 and EXPERIMENT.match(parts[0]) and PARAMS_FILE.match(parts[1]))
+                    or (len(parts) == 2 and _pattern("experiment").match(parts[0])
+                        and re.fullmatch(r"[0-9a-f]{16}\.json", parts[1]))
                     or (len(parts) == 2 and parts[0] == "notebooks" and path.suffix == ".ipynb"
-                        and NOTEBOOK.match(path.stem)))
+                        and _pattern("notebook").match(path.stem)))
         if not expected:
             _refuse(shown, "is not a file a recording has (manifest.json, <experiment>/<16 hex digits>.json, "
                            "notebooks/<name>.ipynb)")
