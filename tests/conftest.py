@@ -191,9 +191,12 @@ def _nothing_remembered_from_earlier_tests(monkeypatch):
     """The lab keeps what it derives by content (the helpers a function calls, parsed stylesheets, bootstrap
     intervals), which is right within a build; a test computes its own, so that a wrong derivation cannot hide
     behind one an earlier test (or the process a mutation test forks from) already made."""
-    from snippets.lab import code, notebook_css, store, timing
+    from snippets.lab import code, mkdocs_hook, notebook_css, store, timing
 
+    notebook_css._pruned.cache_clear()
+    mkdocs_hook._top_level.cache_clear()
     monkeypatch.setattr(store, "_FOLDERS", {})
+    monkeypatch.setattr(store, "_READ", {})
     monkeypatch.setattr(code, "_reached", {})
     monkeypatch.setattr(code, "_by_name", {})
     monkeypatch.setattr(notebook_css, "_parsed", {})

@@ -640,3 +640,18 @@ def test_refreshed_keys_are_remembered_only_under_refresh(private_cache, package
     monkeypatch.setenv("REFRESH", "1")
     cache.run(module.double)
     assert context.current().refreshed == {cache.cache_key(module.double, {"x": 1}, environment.fingerprint())}
+
+
+def test_a_stored_result_is_read_once_while_its_file_stays_and_each_reader_gets_its_own_copy(private_cache, package):
+    """A rebuild reads every stored result again: it is parsed once while its file is as it was, each reader gets a
+    copy of its own, and a file changed on disk is read as it is now."""
+    module, _ = package
+    cache.run(module.double, x=3)
+    first = cache.run(module.double, x=3)
+    first.value["value"] = -1  # a reader that changes its copy changes nobody else's
+    assert cache.run(module.double, x=3).value == {"value": 6}
+    [entry] = list(private_cache.rglob("*.json"))
+    stored = json.loads(entry.read_text())
+    stored["value"] = {"value": 7}
+    entry.write_text(json.dumps(stored))
+    assert cache.run(module.double, x=3).value == {"value": 7}

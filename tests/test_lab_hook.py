@@ -906,3 +906,30 @@ def test_a_named_pages_finished_html_skips_markdown_and_comes_back_whole(fresh_h
     assert body in html and "<em>word</em>" in html and "*not emphasis* a_b_c" in html, html
     assert "<p><figure" not in html, "a figure alone on its line is not a paragraph"
     assert fresh_hook.put_back("pitfallspage0x", "p.md") == "pitfallspage0x", "each page's tokens are put back once"
+
+
+def test_theme_templates_are_compiled_once_per_process_and_again_when_their_source_changes(monkeypatch):
+    """MkDocs makes a Jinja2 environment for every build (each language, each make serve rebuild): the hook's
+    bytecode cache compiles a theme template once, and again only when its source changed."""
+    import jinja2
+
+    from snippets.lab import mkdocs_hook as hook
+
+    monkeypatch.setattr(hook, "_compiled", hook._CompiledTemplates())
+    sources = {"main.html": "Hello {{ name }}"}
+    compiled = []
+
+    class Counting(jinja2.Environment):
+        def compile(self, source, *args, **kwargs):
+            compiled.append(source)
+            return super().compile(source, *args, **kwargs)
+
+    def build_environment():
+        return hook.on_env(Counting(loader=jinja2.DictLoader(sources)), config=None, files=None)
+
+    assert build_environment().get_template("main.html").render(name="a") == "Hello a"
+    assert build_environment().get_template("main.html").render(name="b") == "Hello b"  # the next build
+    assert compiled == ["Hello {{ name }}"]
+    sources["main.html"] = "Bye {{ name }}"
+    assert build_environment().get_template("main.html").render(name="c") == "Bye c"
+    assert compiled == ["Hello {{ name }}", "Bye {{ name }}"]

@@ -1005,6 +1005,15 @@ class _TopLevel(HTMLParser):
             self.balanced = self.balanced and self.depth >= 0
 
 
+@functools.lru_cache(maxsize=64)  # a rebuild (make serve) meets the same pages again
+def _top_level(html: str) -> tuple[list[tuple[int, str]], bool]:
+    """The top-level elements of ``html`` (``_TopLevel.tops``), and whether every element in it closed."""
+    parser = _TopLevel(html)
+    parser.feed(html)
+    parser.close()
+    return parser.tops, parser.balanced and parser.depth == 0
+
+
 def in_parts(html: str) -> str:
     """The blocks after each heading but the title, up to the next heading, wrapped in ``<div class="pitfalls-part">``:
     a part is skipped while the page loads and drawn after it, one at a time (content-visibility in
@@ -1013,12 +1022,10 @@ def in_parts(html: str) -> str:
     before the first section (the title, the In short) is the first screen and stays as it is. Content
     whose elements do not all close (raw HTML the parser cannot follow) is left as it is: a wrapper closed in the
     wrong place would break the page, a missing one only costs time."""
-    parser = _TopLevel(html)
-    parser.feed(html)
-    parser.close()
-    if not parser.balanced or parser.depth != 0:
+    tops, balanced = _top_level(html)
+    if not balanced:
         return html
-    tops = parser.tops + [(len(html), "end")]
+    tops = tops + [(len(html), "end")]
     first = next((index for index, (_, kind) in enumerate(tops) if kind == "heading" and index), None)
     if first is None:
         return html
@@ -1047,25 +1054,23 @@ def collapsed(html: str, ids: object, source: str = "?") -> str:
         return html
     if not isinstance(ids, list) or not all(isinstance(name, str) for name in ids):
         fail(None, f"docs/{source}: front matter 'collapsed' must be a list of section ids (## headings), got {ids!r}")
-    parser = _TopLevel(html)
-    parser.feed(html)
-    parser.close()
+    tops, balanced = _top_level(html)
     headings = {}  # id -> (index among the top-level elements, level)
-    for index, (at, kind) in enumerate(parser.tops):
+    for index, (at, kind) in enumerate(tops):
         match = _HEADING_ID.match(html, at) if kind == "heading" else None
         if match:
             headings[match.group(2)] = (index, int(match.group(1)))
     unknown = [name for name in ids if name not in headings]
-    if unknown or not parser.balanced or parser.depth != 0:
+    if unknown or not balanced:
         fail(None, f"docs/{source}: front matter 'collapsed' names {', '.join(unknown) or 'sections'} but the page has "
                    f"no such section to close (its sections: {', '.join(headings) or 'none'})")
-    starts = [at for at, _ in parser.tops] + [len(html)]
+    starts = [at for at, _ in tops] + [len(html)]
     levels = {index: level for index, level in headings.values()}
     spans = []
     for name in sorted(ids, key=lambda name: headings[name][0]):
         index, level = headings[name]
-        last = next((later for later in range(index + 1, len(parser.tops))
-                     if parser.tops[later][1] == "heading" and levels.get(later, 1) <= level), len(parser.tops))
+        last = next((later for later in range(index + 1, len(tops))
+                     if tops[later][1] == "heading" and levels.get(later, 1) <= level), len(tops))
         if spans and index < spans[-1][2]:
             fail(None, f"docs/{source}: front matter 'collapsed' names {name}, which lies inside {spans[-1][0]}, "
                        "closed already")
@@ -1186,6 +1191,37 @@ def switching_rule_keyed_to_the_toggle(site: Path) -> int:
             sheet.write_text(text, encoding="utf-8")
         rekeyed += count
     return rekeyed
+
+
+class _CompiledTemplates:
+    """The theme's templates, compiled once per process (a Jinja2 bytecode cache held in memory): MkDocs makes a new
+    Jinja2 environment for every build, and would compile Material's some forty templates again for each language
+    of every ``make serve`` rebuild. A template whose source changed is compiled again (its checksum)."""
+
+    def __init__(self) -> None:
+        import jinja2
+
+        class Cache(jinja2.BytecodeCache):
+            def __init__(self) -> None:
+                self.codes: dict[str, tuple[str, object]] = {}
+
+            def load_bytecode(self, bucket) -> None:  # noqa: ANN001 - jinja2.bccache.Bucket
+                checksum, code = self.codes.get(bucket.key, (None, None))
+                if checksum == bucket.checksum:
+                    bucket.code = code
+
+            def dump_bytecode(self, bucket) -> None:  # noqa: ANN001
+                self.codes[bucket.key] = (bucket.checksum, bucket.code)
+
+        self.cache = Cache()
+
+
+_compiled = _CompiledTemplates()
+
+
+def on_env(env, config, files):
+    env.bytecode_cache = _compiled.cache
+    return env
 
 
 def on_post_build(config):

@@ -18,6 +18,7 @@ the same; the browser tests check it in both palettes. Pages without a notebook 
 
 from __future__ import annotations
 
+import functools
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -65,7 +66,12 @@ def on_config(config):
 def on_page_content(html, page, **kwargs):
     if 'class="jupyter-wrapper"' not in html:
         return html
-    return prune_notebook_styles(html, references=_site_references)
+    return _pruned(html, frozenset(_site_references))
+
+
+@functools.lru_cache(maxsize=8)  # a rebuild (make serve) meets the same notebook pages again: pruned once each
+def _pruned(html: str, references: frozenset[str]) -> str:
+    return prune_notebook_styles(html, references=references)
 
 
 def prune_notebook_styles(html: str, *, references: set[str] = frozenset()) -> str:

@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -98,7 +99,11 @@ class LocalStore:
         if not path.exists():
             return None
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            stat = path.stat()
+            state = (str(path), stat.st_mtime_ns, stat.st_size)
+            if state not in _READ:  # read once while the file is as it was (a rebuild reads every result again)
+                _READ[state] = pickle.dumps(json.loads(path.read_text(encoding="utf-8")))
+            entry = pickle.loads(_READ[state])  # a fresh copy for each caller
             if entry["key"] != key or not isinstance(entry["value"], dict):
                 raise ValueError("key or value does not match")
             return entry
@@ -170,8 +175,8 @@ class Recording:
                     recording_schema.accepted_parameters(exp.func) if exp is not None else None)
             except recording_schema.RecordingRefused as error:
                 raise ArchiveError(str(error)) from None
-            _CHECKED[key] = json.dumps(checked)
-        entry = json.loads(_CHECKED[key])  # a fresh copy for each caller
+            _CHECKED[key] = pickle.dumps(checked)
+        entry = pickle.loads(_CHECKED[key])  # a fresh copy for each caller (our own bytes: pickle is 3× json here)
         if entry["params"] != json.loads(json.dumps(params)):
             raise ArchiveError(f"{shown_path(path)}: holds {entry['experiment']}({entry['params']}), not "
                                f"{experiment}({params})")
@@ -193,24 +198,24 @@ class Recording:
 _FOLDERS: dict[tuple, tuple[dict, dict[tuple, str]]] = {}
 
 
-def memo() -> dict:
-    """The recordings this process checked (for ``adopt``)."""
-    return _FOLDERS
+def memo() -> tuple[dict, dict]:
+    """The recordings this process checked and the results it read (for ``adopt``)."""
+    return _FOLDERS, _READ
 
 
-def adopt(found: dict) -> None:
-    """Reuse what an earlier import of this module checked (``memo``): a folder whose files changed is checked anew."""
-    global _FOLDERS
-    _FOLDERS = found
+def adopt(found: tuple[dict, dict]) -> None:
+    """Reuse what an earlier import of this module checked and read (``memo``): a file that changed is read anew."""
+    global _FOLDERS, _READ
+    _FOLDERS, _READ = found
 
 
 def load(path: Path, find: Find | None = None) -> Recording:
     """The recording in folder ``path``, every file of it checked (``recording_schema``): an ``ArchiveError``
     naming the file and field that is not as this project records it."""
-    checked: dict[tuple, str] = {}
+    checked: dict[tuple, bytes] = {}
 
     def keep(file: Path, entry: dict) -> None:  # each result is checked once per process: here, not again by entry
-        checked[_checked_key(file, file.parent.name)] = json.dumps(entry)
+        checked[_checked_key(file, file.parent.name)] = pickle.dumps(entry)
 
     try:
         state = (str(path), tuple(sorted((str(f), stat.st_mtime_ns, stat.st_size)
@@ -301,8 +306,10 @@ def primary(find: Find | None = None) -> Recording:
                        f"(recorded: {', '.join(found) or 'none — run make record MACHINE=<label> first'})")
 
 
-# recorded results as checked against the schema, by (path, modification time, size, experiment): JSON text
-_CHECKED: dict[tuple, str] = {}
+# recorded results as checked against the schema, by (path, modification time, size, experiment), pickled
+_CHECKED: dict[tuple, bytes] = {}
+# this machine's cached results as read, by (path, modification time, size), pickled
+_READ: dict[tuple, bytes] = {}
 
 
 def _checked_key(path: Path, experiment: str) -> tuple:
@@ -314,6 +321,7 @@ def forget() -> None:
     """Read the recordings again at the next call (after ``make record`` replaced one)."""
     _recordings.cache_clear()
     _CHECKED.clear()
+    _READ.clear()
     _FOLDERS.clear()
 
 
