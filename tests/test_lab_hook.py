@@ -915,7 +915,7 @@ def test_theme_templates_are_compiled_once_per_process_and_again_when_their_sour
 
     from snippets.lab import mkdocs_hook as hook
 
-    monkeypatch.setattr(hook, "_compiled", hook._CompiledTemplates())
+    monkeypatch.setattr(hook, "_compiled", hook._CompiledTemplates())  # this test's own
     sources = {"main.html": "Hello {{ name }}"}
     compiled = []
 

@@ -40,6 +40,8 @@ from html import unescape
 from html.parser import HTMLParser
 from urllib.parse import unquote
 
+import jinja2
+
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 
@@ -791,8 +793,6 @@ def environment():  # noqa: ANN201 - a jinja2.Environment
     """How pages are read as templates: strictly (an unknown name is an error), a ``{% … %}`` line leaving no blank
     line behind, with ``f`` (``{{ weights | f(".2g") }}``: a number as ``format()`` writes it) and ``and_list``
     (``{{ names | and_list }}``: "a, b, and c", "a、b 和 c")."""
-    import jinja2
-
     made = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                               keep_trailing_newline=True, autoescape=False)
     made.filters["f"] = format
@@ -810,8 +810,6 @@ def render_names(markdown: str, source: str, meta: dict, original: str | None = 
     """A page written as prose with named values (front matter ``names: true``): its ``{{ … }}`` and ``{% … %}``
     rendered by Jinja2, MkDocs' own template engine, strictly (an unknown name is an error). A failure is the
     page's (``fail``), naming the line of the page's source and what it says there; the page then shows nothing."""
-    import jinja2
-
     try:
         return _template(markdown).render(page_names(meta))
     except Exception as error:  # noqa: BLE001 - whatever a page's code raised, named with its line
@@ -1193,34 +1191,28 @@ def switching_rule_keyed_to_the_toggle(site: Path) -> int:
     return rekeyed
 
 
-class _CompiledTemplates:
-    """The theme's templates, compiled once per process (a Jinja2 bytecode cache held in memory): MkDocs makes a new
-    Jinja2 environment for every build, and would compile Material's some forty templates again for each language
-    of every ``make serve`` rebuild. A template whose source changed is compiled again (its checksum)."""
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """The theme's templates, compiled once per process: MkDocs makes a new Jinja2 environment for every build, and
+    would compile Material's some forty templates again for each language of every ``make serve`` rebuild. A
+    template whose source changed (its checksum) is compiled again."""
 
     def __init__(self) -> None:
-        import jinja2
+        self.codes: dict[str, tuple[str, object]] = {}
 
-        class Cache(jinja2.BytecodeCache):
-            def __init__(self) -> None:
-                self.codes: dict[str, tuple[str, object]] = {}
+    def load_bytecode(self, bucket) -> None:  # noqa: ANN001 - a jinja2.bccache.Bucket
+        checksum, code = self.codes.get(bucket.key, (None, None))
+        if checksum == bucket.checksum:
+            bucket.code = code
 
-            def load_bytecode(self, bucket) -> None:  # noqa: ANN001 - jinja2.bccache.Bucket
-                checksum, code = self.codes.get(bucket.key, (None, None))
-                if checksum == bucket.checksum:
-                    bucket.code = code
-
-            def dump_bytecode(self, bucket) -> None:  # noqa: ANN001
-                self.codes[bucket.key] = (bucket.checksum, bucket.code)
-
-        self.cache = Cache()
+    def dump_bytecode(self, bucket) -> None:  # noqa: ANN001
+        self.codes[bucket.key] = (bucket.checksum, bucket.code)
 
 
 _compiled = _CompiledTemplates()
 
 
 def on_env(env, config, files):
-    env.bytecode_cache = _compiled.cache
+    env.bytecode_cache = _compiled
     return env
 
 
