@@ -38,12 +38,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import cache, context, environment, i18n, render, store
+from . import cache, context, environment, i18n, recording_schema, render, store
 from .i18n import t
 # A recorded machine, as the store reads it; named here too, where the lab shows recordings.
 from .store import ArchiveError, Recording, frozen, results_dir  # noqa: F401
 
-LABEL = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+LABEL = recording_schema.pattern("label")  # a recording's label, as its manifest must give it
 FORMAT = store.FORMAT
 
 

@@ -70,17 +70,23 @@ def _number(value: Any, where: str, *, low: float, high: float) -> float:
 
 
 @functools.cache
+def _schema() -> dict:
+    return json.loads(SCHEMA.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def _validators() -> dict:
     """``recording.schema.json``'s definitions, each a validator of its own (manifest, result, notebook_file, …)."""
     from jsonschema import Draft202012Validator
 
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return {name: Draft202012Validator({**schema, "$ref": f"#/$defs/{name}"}) for name in schema["$defs"]}
+    Draft202012Validator.check_schema(_schema())
+    return {name: Draft202012Validator({**_schema(), "$ref": f"#/$defs/{name}"}) for name in _schema()["$defs"]}
 
 
-def _pattern(name: str) -> re.Pattern:
-    return re.compile(_validators()[name].schema["$defs"][name]["pattern"])
+@functools.cache
+def pattern(name: str) -> re.Pattern:
+    """The format ``recording.schema.json`` gives the strings it calls ``name`` (``label``, ``experiment``, …)."""
+    return re.compile(_schema()["$defs"][name]["pattern"])
 
 
 def _field(path) -> str:
@@ -257,10 +263,10 @@ def check_folder(folder: Path, find_experiment: Callable[[str], Any],
             continue
         parts = path.relative_to(folder).parts
         expected = (parts == ("manifest.json",)
-                    or (len(parts) == 2 and _pattern("experiment").match(parts[0])
+                    or (len(parts) == 2 and pattern("experiment").match(parts[0])
                         and re.fullmatch(r"[0-9a-f]{16}\.json", parts[1]))
                     or (len(parts) == 2 and parts[0] == "notebooks" and path.suffix == ".ipynb"
-                        and _pattern("notebook").match(path.stem)))
+                        and pattern("notebook").match(path.stem)))
         if not expected:
             _refuse(shown, "is not a file a recording has (manifest.json, <experiment>/<16 hex digits>.json, "
                            "notebooks/<name>.ipynb)")
