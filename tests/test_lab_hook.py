@@ -8,6 +8,7 @@ and executed notebooks it publishes, and the fresh imports of every rebuild afte
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import logging
 import os
@@ -438,12 +439,17 @@ def test_purge_forgets_every_snippets_module(fresh_hook):
 
     before = {name for name in sys.modules if name == "snippets" or name.startswith("snippets.")}
     sys.modules["snippets_lookalike"] = SimpleNamespace()
-    sys.modules["step_budget"] = snippets.step_budget  # the name a page's usage example imports it by
+    # a recipe as a page's usage example imports it, from its folder on the path (on_config puts it there)
+    sys.path.append(str(fresh_hook.RECIPE_DIR))
     try:
+        bare = importlib.import_module("step_budget")
+        assert bare is not snippets.step_budget and bare.__file__ == snippets.step_budget.__file__
         names = fresh_hook.purge_snippets()
+        assert "snippets_lookalike" in sys.modules
     finally:
         del sys.modules["snippets_lookalike"]
-    assert set(names) - {"seeding", "tensor_loader"} == before | {"step_budget"} and "snippets.step_budget" in names
+        sys.path.remove(str(fresh_hook.RECIPE_DIR))
+    assert set(names) - {"seeding", "tensor_loader"} == before | {"step_budget"}
     assert "snippets.step_budget" not in sys.modules and "snippets.lab.cache" not in sys.modules
     assert "step_budget" not in sys.modules
 

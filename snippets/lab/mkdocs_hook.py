@@ -142,9 +142,8 @@ def purge_snippets() -> list[str]:
     """Forget every imported ``snippets`` module, so the next import reads the files as they are now. (The
     experiments already refreshed in this process stay in ``_session.refreshed``: a rebuild under ``mkdocs serve``
     does not re-run them all again.)"""
-    names = [name for name in sys.modules if name == "snippets" or name.startswith("snippets.")]
-    names += [name.removesuffix(".py") for name in RECIPES  # the recipes under the names a page imports them by
-              if getattr(sys.modules.get(name.removesuffix(".py")), "__name__", "").startswith("snippets.")]
+    names = [name for name, module in sys.modules.items() if name == "snippets" or name.startswith("snippets.")
+             or _is_recipe(module)]
     replicas = sys.modules.get("snippets.lab.replicas")
     if replicas is not None:  # its worker processes hold the old code: the next timing experiment starts fresh ones
         replicas.close_all()
@@ -154,8 +153,15 @@ def purge_snippets() -> list[str]:
     return names
 
 
-RECIPES = tuple(path.name for path in sorted(Path(__file__).resolve().parents[1].glob("*.py"))
+RECIPE_DIR = Path(__file__).resolve().parents[1]
+RECIPES = tuple(path.name for path in sorted(RECIPE_DIR.glob("*.py"))
                 if path.stem != "__init__")  # the recipes: the single files at the top of snippets/
+
+
+def _is_recipe(module) -> bool:  # noqa: ANN001 - any module
+    """A recipe imported as a reader imports it, from the file beside their script (``from step_budget import …``)."""
+    path = getattr(module, "__file__", None)
+    return bool(path) and Path(path).parent == RECIPE_DIR and Path(path).name in RECIPES
 # Set by tools/translations.py (make translations): a file to write what the build printed in its language, the
 # catalogue keys it used and the texts it found no translation for, instead of failing on them
 TRANSLATIONS_ENV = "PITFALLS_TRANSLATIONS_OUT"
@@ -473,9 +479,9 @@ def on_config(config):
         except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
             raise PluginError(str(error)) from None
     # A page's usage example imports a recipe as a reader does, from the file beside their script
-    # (``from step_budget import …``): during the build that name is the recipe the page measured.
-    for name in RECIPES:  # bound anew at every build: under mkdocs serve, the recipe as it is now
-        sys.modules[name.removesuffix(".py")] = importlib.import_module(f"snippets.{name.removesuffix('.py')}")
+    # (``from step_budget import …``): the recipes' folder is on the path, after everything else
+    if str(RECIPE_DIR) not in sys.path:
+        sys.path.append(str(RECIPE_DIR))
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
