@@ -8,6 +8,10 @@ from checks_support import Contradiction, Measured, Synthetic, assert_check_can_
 from snippets.experiments.seeding import checks, measure  # noqa: F401
 from snippets.lab.claims import topic_checks as claims_of_topics
 
+# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
+# and the rest of the fast tests on its second as well (.ci/run)
+pytestmark = pytest.mark.measures
+
 
 def _set(path: list, value):
     def edit(result: dict) -> None:

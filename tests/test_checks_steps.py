@@ -15,6 +15,10 @@ from checks_support import Contradiction, Measured, assert_check_can_fail
 from snippets.experiments.steps import checks, derive, measure  # noqa: F401
 from snippets.lab.claims import topic_checks
 
+# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
+# and the rest of the fast tests on its second as well (.ci/run)
+pytestmark = pytest.mark.measures
+
 CHECKS = topic_checks()  # every topic's checks, by name
 
 BATCHNORM = Measured(measure.batchnorm_last_batch)

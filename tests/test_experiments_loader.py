@@ -19,6 +19,10 @@ from snippets.experiments.loader import checks, derive, figures, measure
 from snippets.lab import Check, environment, render, run
 from snippets.lab.cache import ExperimentError, Result
 
+# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
+# and the rest of the fast tests on its second as well (.ci/run)
+pytestmark = pytest.mark.measures
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "loader-overhead.md"
 

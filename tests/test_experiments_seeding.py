@@ -14,6 +14,10 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from snippets.experiments.seeding import checks, figures, measure as seeding
 
+# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
+# and the rest of the fast tests on its second as well (.ci/run)
+pytestmark = pytest.mark.measures
+
 
 def test_creation_order():
     result = seeding.creation_order()

@@ -20,6 +20,10 @@ from snippets.experiments.steps import measure as steps
 from conftest import made_result
 from snippets.lab import context
 
+# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
+# and the rest of the fast tests on its second as well (.ci/run)
+pytestmark = pytest.mark.measures
+
 CASES = {
     "seeding.training_equivalence": (lambda: seeding.training_equivalence(epochs=5),
                                      (seeding_figures.loss_curves, seeding_figures.fits)),

@@ -18,6 +18,10 @@ import pytest
 
 from snippets.lab import render, timing
 
+# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
+# and the rest of the fast tests on its second as well (.ci/run)
+pytestmark = pytest.mark.measures
+
 
 def _start_busy_loop(limit_s: int = 300) -> int:
     """A busy loop in another program (not a child of this process, whose children count as its own work: they
