@@ -70,8 +70,8 @@ test: $(STAMP) browser-deps fonts
 	@set -o pipefail; $(BIN)/mkdocs build --strict -d $(TEST_SITE) 2>&1 | tee $(TEST_SITE).log
 	PITFALLS_SITE_DIR=$(TEST_SITE) $(BIN)/python -m pytest --durations=10 -n $(TEST_WORKERS) --dist loadfile
 
-## Tests without the site build and the browser (a few minutes)
-## The tests that need no built site (FAST_MARKS picks them: CI's second Python adds "and not measures")
+## The tests without the site build and the browser (a few minutes); FAST_MARKS picks them (CI's second Python
+## adds "and not measures")
 FAST_MARKS ?= not site and not browser
 test-fast: $(STAMP) fonts
 	$(BIN)/python -m pytest -m "$(FAST_MARKS)" -n $(TEST_WORKERS) --dist loadfile

@@ -205,8 +205,8 @@ def _nothing_remembered_from_earlier_tests(monkeypatch):
 
 @pytest.fixture()
 def fresh_hook(monkeypatch):
-    """The MkDocs hook as in a new process: no build yet, nothing collected; the test's sys.modules, log filter
-    and notebook converter restored."""
+    """The MkDocs hook as in a new process: no build yet, nothing collected; the test's sys.modules (the recipes
+    imported by their bare names dropped), import finders, log filter and notebook converter restored."""
     import logging
 
     from mkdocs_jupyter import plugin as jupyter_plugin
@@ -215,11 +215,13 @@ def fresh_hook(monkeypatch):
 
     saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
     monkeypatch.setattr(hook, "_session", hook._Session())
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))  # on_config adds the recipes' finder
     monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
     logger = logging.getLogger(hook._EXEC_LOGGER)
     monkeypatch.setattr(logger, "filters", [f for f in logger.filters if not isinstance(f, hook._NamePage)])
     yield hook
-    for name in [name for name in sys.modules if name.split(".")[0] == "snippets"]:
+    for name in [name for name, module in list(sys.modules.items())
+                 if name.split(".")[0] == "snippets" or hook._is_recipe(module)]:
         del sys.modules[name]
     sys.modules.update(saved)
 

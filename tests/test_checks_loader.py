@@ -20,9 +20,7 @@ from snippets.experiments.loader import checks, measure  # noqa: F401
 from snippets.lab import say
 from snippets.lab.claims import topic_checks
 
-# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
-# and the rest of the fast tests on its second as well (.ci/run)
-pytestmark = pytest.mark.measures
+pytestmark = pytest.mark.measures  # CI runs this file on its first Python only (.ci/run)
 
 CHECKS = topic_checks()  # every topic's checks, by name
 

@@ -8,9 +8,7 @@ from checks_support import Contradiction, Measured, Synthetic, assert_check_can_
 from snippets.experiments.seeding import checks, measure  # noqa: F401
 from snippets.lab.claims import topic_checks as claims_of_topics
 
-# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
-# and the rest of the fast tests on its second as well (.ci/run)
-pytestmark = pytest.mark.measures
+pytestmark = pytest.mark.measures  # CI runs this file on its first Python only (.ci/run)
 
 
 def _set(path: list, value):

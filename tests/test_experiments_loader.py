@@ -19,9 +19,7 @@ from snippets.experiments.loader import checks, derive, figures, measure
 from snippets.lab import Check, environment, render, run
 from snippets.lab.cache import ExperimentError, Result
 
-# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
-# and the rest of the fast tests on its second as well (.ci/run)
-pytestmark = pytest.mark.measures
+pytestmark = pytest.mark.measures  # CI runs this file on its first Python only (.ci/run)
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "loader-overhead.md"

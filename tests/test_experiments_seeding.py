@@ -14,9 +14,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from snippets.experiments.seeding import checks, figures, measure as seeding
 
-# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
-# and the rest of the fast tests on its second as well (.ci/run)
-pytestmark = pytest.mark.measures
+pytestmark = pytest.mark.measures  # CI runs this file on its first Python only (.ci/run)
 
 
 def test_creation_order():

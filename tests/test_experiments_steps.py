@@ -20,9 +20,7 @@ from snippets.lab import code as lab_code
 from snippets.lab.cache import Experiment, Result
 from snippets.step_budget import steps_per_epoch
 
-# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
-# and the rest of the fast tests on its second as well (.ci/run)
-pytestmark = pytest.mark.measures
+pytestmark = pytest.mark.measures  # CI runs this file on its first Python only (.ci/run)
 
 
 def _result(value: dict, name: str, timing: bool = False) -> Result:

@@ -20,9 +20,7 @@ from snippets.experiments.steps import measure as steps
 from conftest import made_result
 from snippets.lab import context
 
-# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
-# and the rest of the fast tests on its second as well (.ci/run)
-pytestmark = pytest.mark.measures
+pytestmark = pytest.mark.measures  # CI runs this file on its first Python only (.ci/run)
 
 CASES = {
     "seeding.training_equivalence": (lambda: seeding.training_equivalence(epochs=5),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -439,19 +440,37 @@ def test_purge_forgets_every_snippets_module(fresh_hook):
 
     before = {name for name in sys.modules if name == "snippets" or name.startswith("snippets.")}
     sys.modules["snippets_lookalike"] = SimpleNamespace()
-    # a recipe as a page's usage example imports it, from its folder on the path (on_config puts it there)
-    sys.path.append(str(fresh_hook.RECIPE_DIR))
+    sys.meta_path.insert(0, fresh_hook.RecipeFinder())  # as on_config does: a recipe by its bare name
+    bare = importlib.import_module("step_budget")
     try:
-        bare = importlib.import_module("step_budget")
-        assert bare is not snippets.step_budget and bare.__file__ == snippets.step_budget.__file__
         names = fresh_hook.purge_snippets()
         assert "snippets_lookalike" in sys.modules
     finally:
         del sys.modules["snippets_lookalike"]
-        sys.path.remove(str(fresh_hook.RECIPE_DIR))
+    assert bare is not snippets.step_budget and os.path.samefile(bare.__file__, snippets.step_budget.__file__)
     assert set(names) - {"seeding", "tensor_loader"} == before | {"step_budget"}
     assert "snippets.step_budget" not in sys.modules and "snippets.lab.cache" not in sys.modules
     assert "step_budget" not in sys.modules
+
+
+def test_a_page_imports_a_recipe_by_its_bare_name_from_its_file_not_from_a_package_of_that_name(
+        fresh_hook, tmp_path, monkeypatch):
+    """A usage example's ``from seeding import …`` is the recipe beside the page's code, as beside a reader's script,
+    even where an installed package has that name (PyPI has a ``seeding``); no other name of snippets/ is importable
+    by a bare name, and a second build adds no second finder."""
+    (tmp_path / "seeding.py").write_text("IMPOSTOR = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("seeding", "lab", "experiments"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    fresh_hook.on_config(_config(tmp_path))
+    fresh_hook.on_config(_config(tmp_path))
+    assert sum(getattr(finder, "pitfalls_recipes", False) for finder in sys.meta_path) == 1
+    seeding = importlib.import_module("seeding")
+    assert not hasattr(seeding, "IMPOSTOR") and hasattr(seeding, "seed_everything")
+    assert os.path.samefile(seeding.__file__, ROOT / "snippets" / "seeding.py")
+    for name in ("lab", "experiments", "mkdocs_hook"):
+        assert importlib.util.find_spec(name) is None, f"{name} is importable by a bare name"
+    assert fresh_hook.RecipeFinder().find_spec("seeding", path=["/somewhere"]) is None, "a submodule is not a recipe"
 
 
 # ---- more of the hook's contract ---------------------------------------------------------------------------------

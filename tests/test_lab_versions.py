@@ -198,7 +198,9 @@ ROOT = DOCS.parent
 def _torch_requirement() -> str:
     """pyproject's torch requirement (``>=2.3``), read without tomllib, which Python 3.10 lacks."""
     dependencies = (ROOT / "pyproject.toml").read_text(encoding="utf-8").split("\ndependencies = [", 1)[1]
-    return re.search(r'^\s*"torch([^"]*)"', dependencies.split("\n]", 1)[0], re.M).group(1)
+    found = re.search(r'^\s*"torch\s*([<>=!~][^"]*)"', dependencies.split("\n]", 1)[0], re.M)
+    assert found, "no torch requirement in pyproject's dependencies"
+    return found.group(1)
 
 
 def test_a_fresh_install_takes_the_newest_torch_and_the_oldest_recorded_release_is_the_lower_bound():

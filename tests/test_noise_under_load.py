@@ -18,9 +18,7 @@ import pytest
 
 from snippets.lab import render, timing
 
-# They run the experiments (small) or check what they measure: torch's behaviour. CI runs them on its first Python,
-# and the rest of the fast tests on its second as well (.ci/run)
-pytestmark = pytest.mark.measures
+pytestmark = pytest.mark.measures  # CI runs this file on its first Python only (.ci/run)
 
 
 def _start_busy_loop(limit_s: int = 300) -> int:

@@ -18,8 +18,10 @@
 * A page is prose with named values (front matter ``names: true``): the hook renders its ``{{ … }}`` with Jinja2
   (``render_names``), naming its topic's modules and the lab's functions (``page_names``), in this process, where
   ``import snippets…`` is served from ``sys.modules``. Under ``mkdocs serve`` every rebuild after the first drops
-  the ``snippets`` modules, so an edited experiment, renderer or recipe is imported afresh (the result cache then
-  decides what re-runs).
+  the ``snippets`` modules, and the recipes imported by their bare names, so an edited experiment, renderer or
+  recipe is imported afresh (the result cache then decides what re-runs).
+* A page's usage example imports a recipe by its bare name, as a reader's script beside the file does
+  (``from step_budget import …``): an import finder (``RecipeFinder``) loads that name from the recipe's file.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import importlib.abc
+import importlib.util
 import json
 import logging
 import os
@@ -139,11 +143,12 @@ _filter = _NamePage()
 
 
 def purge_snippets() -> list[str]:
-    """Forget every imported ``snippets`` module, so the next import reads the files as they are now. (The
+    """Forget every imported ``snippets`` module, and every recipe imported by its bare name, so the next import
+    reads the files as they are now. (The
     experiments already refreshed in this process stay in ``_session.refreshed``: a rebuild under ``mkdocs serve``
     does not re-run them all again.)"""
-    names = [name for name, module in sys.modules.items() if name == "snippets" or name.startswith("snippets.")
-             or _is_recipe(module)]
+    names = [name for name, module in list(sys.modules.items())
+             if name == "snippets" or name.startswith("snippets.") or _is_recipe(module)]
     replicas = sys.modules.get("snippets.lab.replicas")
     if replicas is not None:  # its worker processes hold the old code: the next timing experiment starts fresh ones
         replicas.close_all()
@@ -159,9 +164,24 @@ RECIPES = tuple(path.name for path in sorted(RECIPE_DIR.glob("*.py"))
 
 
 def _is_recipe(module) -> bool:  # noqa: ANN001 - any module
-    """A recipe imported as a reader imports it, from the file beside their script (``from step_budget import …``)."""
+    """Whether ``module`` was loaded from one of the recipes' files (by its bare name or as ``snippets.<name>``)."""
     path = getattr(module, "__file__", None)
-    return bool(path) and Path(path).parent == RECIPE_DIR and Path(path).name in RECIPES
+    return isinstance(path, str) and Path(path).name in RECIPES and Path(path).resolve().parent == RECIPE_DIR
+
+
+class RecipeFinder(importlib.abc.MetaPathFinder):
+    """Finds a recipe by its bare name (``step_budget``), as a reader's script beside the file imports it: from the
+    recipe's file in ``snippets/``, never from an installed package of that name (PyPI has a ``seeding``). It finds
+    nothing else, so no other name of ``snippets/`` becomes importable."""
+
+    pitfalls_recipes = True
+
+    def find_spec(self, name, path=None, target=None):  # noqa: ANN001, ANN201 - importlib's protocol
+        if path is None and f"{name}.py" in RECIPES:
+            return importlib.util.spec_from_file_location(name, RECIPE_DIR / f"{name}.py")
+        return None
+
+
 # Set by tools/translations.py (make translations): a file to write what the build printed in its language, the
 # catalogue keys it used and the texts it found no translation for, instead of failing on them
 TRANSLATIONS_ENV = "PITFALLS_TRANSLATIONS_OUT"
@@ -478,10 +498,10 @@ def on_config(config):
             _lab("cache").prefetch(topic_experiments(topics(config.docs_dir)), beside=_notebook_jobs(config, jupyter))
         except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
             raise PluginError(str(error)) from None
-    # A page's usage example imports a recipe as a reader does, from the file beside their script
-    # (``from step_budget import …``): the recipes' folder is on the path, after everything else
-    if str(RECIPE_DIR) not in sys.path:
-        sys.path.append(str(RECIPE_DIR))
+    # A page's usage example imports a recipe by its bare name, as a reader's script does (``from step_budget
+    # import …``): the finder loads it from the recipe's file, ahead of any installed package of that name
+    if not any(getattr(finder, "pitfalls_recipes", False) for finder in sys.meta_path):
+        sys.meta_path.insert(0, RecipeFinder())
     if getattr(config, "repo_url", None):
         import os
         config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
@@ -591,10 +611,9 @@ def on_files(files, config):
 
     language, _ = _build_language(config)
     prefix = "" if language == _lab("i18n").DEFAULT else f"{language}/"
-    snippets = Path(__file__).resolve().parents[1]  # this hook's package: the recipes that ran
-    for name in RECIPES:
+    for name in RECIPES:  # as they are in snippets/: the recipes that ran
         files.append(File.generated(config, f"{prefix}recipes/{name}",
-                                    content=published_recipe((snippets / name).read_text(encoding="utf-8"),
+                                    content=published_recipe((RECIPE_DIR / name).read_text(encoding="utf-8"),
                                                              _project_url(config))))
     jupyter = config.plugins.get("mkdocs-jupyter")
     if jupyter is not None:
