@@ -144,9 +144,8 @@ _filter = _NamePage()
 
 def purge_snippets() -> list[str]:
     """Forget every imported ``snippets`` module, and every recipe imported by its bare name, so the next import
-    reads the files as they are now. (The
-    experiments already refreshed in this process stay in ``_session.refreshed``: a rebuild under ``mkdocs serve``
-    does not re-run them all again.)"""
+    reads the files as they are now. (The experiments already refreshed in this process stay in
+    ``_session.refreshed``: a rebuild under ``mkdocs serve`` does not re-run them all again.)"""
     names = [name for name, module in list(sys.modules.items())
              if name == "snippets" or name.startswith("snippets.") or _is_recipe(module)]
     replicas = sys.modules.get("snippets.lab.replicas")
