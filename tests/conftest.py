@@ -194,6 +194,7 @@ def _nothing_remembered_from_earlier_tests(monkeypatch):
     from snippets.lab import code, mkdocs_hook, notebook_css, store, timing
 
     notebook_css._pruned.cache_clear()
+    notebook_css._references.cache_clear()
     mkdocs_hook._top_level.cache_clear()
     monkeypatch.setattr(store, "_FOLDERS", {})
     monkeypatch.setattr(store, "_READ", {})

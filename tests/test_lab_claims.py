@@ -284,3 +284,28 @@ def test_the_topics_checks_are_found_in_their_modules():
     assert found["seeding.equal_starts_identical"] is seeding_checks.equal_starts_identical
     assert {name.split(".")[0] for name in found} == {"loader", "seeding", "steps"}
     assert all(getattr(function, "condition", None) for function in found.values())
+
+
+def test_the_build_context_is_the_callers_and_a_block_of_its_own_leaves_it_as_it_was(build):
+    """The build is passed down to whatever a page's code calls; ``using`` gives a block a build of its own and
+    restores the caller's, even on an error; another thread starts from a fresh build and changes nobody's."""
+    import threading
+
+    assert context.current() is build
+    with pytest.raises(RuntimeError):
+        with context.using(context.Build(language="zh")) as inner:
+            assert context.current() is inner and context.current().language == "zh"
+            raise RuntimeError("a failing page")
+    assert context.current() is build
+    elsewhere = []
+
+    def other_thread() -> None:
+        elsewhere.append(context.current())
+        context.begin(context.Build(page="elsewhere.md"))
+        elsewhere.append(context.current())
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+    assert elsewhere[0] is not build and elsewhere[0].page is None and elsewhere[1].page == "elsewhere.md"
+    assert context.current() is build

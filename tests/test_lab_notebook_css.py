@@ -3,6 +3,7 @@ pages whose expected result can be read off: which rules, selectors, custom prop
 
 from __future__ import annotations
 
+import os
 import sys
 from types import SimpleNamespace
 
@@ -110,13 +111,13 @@ def test_other_style_elements_are_left_alone():
 def test_pages_without_a_notebook_are_not_touched(monkeypatch):
     monkeypatch.setattr(notebook_css, "prune_notebook_styles", lambda *a, **k: pytest.fail("pruned"))
     html = '<style type="text/css">.b{c:2}</style><div class="md-content">x</div>'
-    assert notebook_css.on_page_content(html, None) is html
+    assert notebook_css.on_page_content(html, None, config=None) is html
 
 
 def test_notebook_pages_are_pruned_with_the_sites_references(monkeypatch):
-    monkeypatch.setattr(notebook_css, "_site_references", {"--s"})
+    monkeypatch.setattr(notebook_css, "site_references", lambda config: frozenset({"--s"}))
     html = '<style type="text/css">:root{--s:1;--t:2}.b{c:2}</style><div class="jupyter-wrapper">x</div>'
-    assert notebook_css.on_page_content(html, None) == \
+    assert notebook_css.on_page_content(html, None, config=None) == \
         '<style type="text/css">:root{--s:1}</style><div class="jupyter-wrapper">x</div>'
 
 
@@ -127,19 +128,18 @@ def test_the_sites_stylesheets_are_read_for_the_properties_they_use(tmp_path, mo
     (theme / "assets" / "css" / "main.css").write_text("a{color:var(--md-accent)} b{c:var( --md-x,red)}")
     (theme / "other.txt").write_text("var(--not-css)")
     (docs / "assets" / "extra.css").write_text(".x{c:var(--extra)}", encoding="utf-8")
-    monkeypatch.setattr(notebook_css, "_site_references", {"--from-an-earlier-build"})
     config = SimpleNamespace(theme=SimpleNamespace(dirs=[str(theme), str(tmp_path / "missing")]),
                              docs_dir=str(docs), extra_css=["assets/extra.css", "assets/absent.css"])
-    assert notebook_css.on_config(config) is config
-    assert notebook_css._site_references == {"--md-accent", "--md-x", "--extra"}
+    assert notebook_css.site_references(config) == {"--md-accent", "--md-x", "--extra"}
+    (docs / "assets" / "extra.css").write_text(".x{c:var(--edited)}", encoding="utf-8")  # make serve, an edit
+    os.utime(docs / "assets" / "extra.css", ns=(1, 1))
+    assert notebook_css.site_references(config) == {"--md-accent", "--md-x", "--edited"}
 
 
 def test_a_stylesheet_that_is_not_utf8_is_still_read(tmp_path, monkeypatch):
     (tmp_path / "t.css").write_bytes(b"/* \xff */ a{c:var(--kept)}")
-    monkeypatch.setattr(notebook_css, "_site_references", set())
-    notebook_css.on_config(SimpleNamespace(theme=SimpleNamespace(dirs=[str(tmp_path)]), docs_dir=str(tmp_path),
-                                           extra_css=[]))
-    assert notebook_css._site_references == {"--kept"}
+    assert notebook_css.site_references(SimpleNamespace(theme=SimpleNamespace(dirs=[str(tmp_path)]),
+                                                        docs_dir=str(tmp_path), extra_css=[])) == {"--kept"}
 
 
 # ---- finer points ------------------------------------------------------------------------------------------------

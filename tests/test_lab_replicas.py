@@ -251,6 +251,19 @@ def test_jobs_beside_the_experiments_take_a_core_each_and_a_failed_one_is_left_t
     assert "notebook b.py failed beside the experiments (RuntimeError: kernel died); its page does it again" in said
 
 
+def test_jobs_beside_the_experiments_see_the_build_that_started_them(monkeypatch, timed_package, build):
+    """A job beside the experiments runs in a worker thread, in the build that prefetched (what it logs is
+    that build's): a thread of its own would see a fresh build of no page instead."""
+    from snippets.lab import context
+
+    monkeypatch.setattr(replicas, "free_cores", lambda: (1, 1.0))
+    monkeypatch.setattr(cache, "page_experiments", lambda: [timed_package.untimed_a])
+    build.page = "prefetching.md"
+    seen = []
+    cache.prefetch(beside=[("notebook a.py", lambda: seen.append(context.current()))])
+    assert seen == [build] and seen[0].page == "prefetching.md"
+
+
 def test_jobs_beside_run_when_every_experiment_is_cached_and_not_in_a_frozen_build(monkeypatch, timed_package):
     monkeypatch.setattr(replicas, "free_cores", lambda: (2, 0.0))
     monkeypatch.setattr(cache, "page_experiments", lambda: [])

@@ -2,10 +2,13 @@
 the build collects on the way (the experiments each page ran and showed, its claims, the translations it lacked).
 
 The MkDocs hook makes a fresh :class:`Build` for every build (``begin``) and names the page it renders
-(``Build.page``, ``Build.language``); the lab reads it through :func:`current`. Outside a build — a test, an
-experiment run from the command line — :func:`current` is a build of no page, in English, that raises a
-contradicted claim at once. Nothing else in the lab keeps state between two calls, except what it derives by
-content (a function's reach, a parsed stylesheet), which is the same in every build.
+(``Build.page``, ``Build.language``); the lab reads it through :func:`current`. It is passed down as a
+:class:`contextvars.ContextVar`, as :mod:`decimal` passes its context: the code of a page calls the lab without
+naming the build, and a block under :func:`using` (a test, a second build) sees its own build and leaves the
+caller's as it was, in its thread. Outside a build — a test, an experiment run from the command line —
+:func:`current` is a build of no page, in English, that raises a contradicted claim at once (a fresh one for
+each thread and each purge of the lab). Nothing else in the lab keeps state between two calls, except what it
+derives by content (a function's reach, a parsed stylesheet), which is the same in every build.
 
 This module imports nothing of the lab: every layer above it may read it.
 """
@@ -13,6 +16,7 @@ This module imports nothing of the lab: every layer above it may read it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -63,26 +67,30 @@ class Build:
             self.shown.setdefault(self.page, set()).add(name)
 
 
-_current = Build()
+_current: contextvars.ContextVar[Build] = contextvars.ContextVar("pitfalls_build")
 
 
 def current() -> Build:
     """The build being made (or, outside one, a build of no page)."""
-    return _current
+    try:
+        return _current.get()
+    except LookupError:
+        return begin()
 
 
 def begin(build: Build | None = None) -> Build:
     """Make ``build`` (a fresh one by default) the current build, and return it."""
-    global _current
-    _current = build if build is not None else Build()
-    return _current
+    build = build if build is not None else Build()
+    _current.set(build)
+    return build
 
 
 @contextlib.contextmanager
 def using(build: Build | None = None) -> Iterator[Build]:
     """``with using() as build:`` — a build of its own for the block; the one before it afterwards."""
-    before = _current
+    build = build if build is not None else Build()
+    token = _current.set(build)
     try:
-        yield begin(build)
+        yield build
     finally:
-        begin(before)
+        _current.reset(token)

@@ -26,7 +26,6 @@ from pathlib import Path
 _STYLE = re.compile(r'(<style type="text/css">)(.*?)(</style>)', re.S)
 _VAR = re.compile(r"var\(\s*(--[A-Za-z0-9_-]+)")
 _NEVER_INSIDE = {"html", "body"}
-_site_references: set[str] = set()
 
 
 class _Classes(HTMLParser):
@@ -51,22 +50,23 @@ class _Classes(HTMLParser):
             self.names.update(re.findall(r"[A-Za-z_][\w-]*", data))
 
 
-def on_config(config):
-    """Remember which custom properties the site's own stylesheets read: those are never dropped."""
-    _site_references.clear()
-    folders = [Path(folder) for folder in config.theme.dirs]
-    sheets = [sheet for folder in folders for sheet in folder.rglob("*.css")]
-    sheets += [Path(config.docs_dir) / str(sheet) for sheet in config.extra_css]
-    for sheet in sheets:
-        if sheet.is_file():
-            _site_references.update(_VAR.findall(sheet.read_text(encoding="utf-8", errors="replace")))
-    return config
-
-
-def on_page_content(html, page, **kwargs):
+def on_page_content(html, page, config, **kwargs):
     if 'class="jupyter-wrapper"' not in html:
         return html
-    return _pruned(html, frozenset(_site_references))
+    return _pruned(html, site_references(config))
+
+
+def site_references(config) -> frozenset[str]:  # noqa: ANN001 - a MkDocs config
+    """The custom properties the site's own stylesheets read (the theme's and ``extra_css``): never dropped."""
+    sheets = [sheet for folder in config.theme.dirs for sheet in Path(folder).rglob("*.css")]
+    sheets += [Path(config.docs_dir) / str(sheet) for sheet in config.extra_css]
+    return _references(tuple((str(sheet), sheet.stat().st_mtime_ns) for sheet in sheets if sheet.is_file()))
+
+
+@functools.lru_cache(maxsize=4)  # by the sheets' paths and times: read again when one changes (make serve)
+def _references(sheets: tuple[tuple[str, int], ...]) -> frozenset[str]:
+    return frozenset(name for path, _ in sheets
+                     for name in _VAR.findall(Path(path).read_text(encoding="utf-8", errors="replace")))
 
 
 @functools.lru_cache(maxsize=8)  # a rebuild (make serve) meets the same notebook pages again: pruned once each

@@ -245,6 +245,7 @@ def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
     job of ``beside`` (``(label, run)``: a notebook's execution, in a kernel of its own) takes a core the same way,
     started before the experiments; its error is logged, and its caller finds its work undone. Returns, in the
     order given, each experiment's value (or the error that stopped it) and the seconds it took."""
+    import contextvars
     import time
     from concurrent.futures import ThreadPoolExecutor
     from queue import SimpleQueue
@@ -288,10 +289,10 @@ def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
             free.put(index)
 
     order = sorted(range(len(wanted)), key=lambda i: -expected[i])
-    with ThreadPoolExecutor(max_workers=count) as pool:
+    with ThreadPoolExecutor(max_workers=count) as pool:  # each job in a copy of this context: the build's
         for label, run in beside:
-            pool.submit(job, label, run)
-        futures = {i: pool.submit(one, wanted[i]) for i in order}
+            pool.submit(contextvars.copy_context().run, job, label, run)
+        futures = {i: pool.submit(contextvars.copy_context().run, one, wanted[i]) for i in order}
     return [futures[i].result() for i in range(len(wanted))]
 
 
