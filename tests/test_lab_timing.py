@@ -218,23 +218,21 @@ def test_measure_keeps_the_blocks_times_as_samples(fake):
     assert stats["samples"] == pytest.approx([3e-3, 1e-3, 2e-3])
 
 
-@pytest.mark.parametrize("q, value", [(0.0, 1.0), (0.25, 2.0), (0.3, 2.2), (0.5, 3.0), (0.9, 4.6), (1.0, 5.0)])
-def test_quantiles_interpolate_between_sorted_values(q, value):
-    assert timing._quantile([1.0, 2.0, 3.0, 4.0, 5.0], q) == pytest.approx(value)
-
-
-def test_quantile_of_two_values():
-    assert timing._quantile([10.0, 20.0], 0.5) == 15.0 and timing._quantile([7.0], 0.9) == 7.0
-
-
 PAIRED_A = {"rounds": [2.0, 3.0, 4.0, 5.0], "median": 3.5}
 PAIRED_B = {"rounds": [1.0, 1.0, 1.0, 1.0], "median": 1.0}
 
 
 def test_a_paired_ratio_is_the_median_of_the_rounds_ratios_with_a_fixed_bootstrap():
-    assert timing.ratio(PAIRED_A, PAIRED_B) == {"value": 3.5, "low": 2.0, "high": 5.0, "paired": True, "n": 4, "contention": None, "processes": 1, "drifted": False}
-    assert timing.ratio(PAIRED_A, PAIRED_B, confidence=0.5, resamples=50) == \
-        {"value": 3.5, "low": 3.0, "high": 4.0, "paired": True, "n": 4, "contention": None, "processes": 1, "drifted": False}
+    """The per-round ratios 2, 3, 4, 5: their median, and a percentile interval of resampled medians that lies
+    within them, narrows at a lower confidence and comes out the same on every call (a rebuild)."""
+    wide = timing.ratio(PAIRED_A, PAIRED_B)
+    assert {k: v for k, v in wide.items() if k not in ("low", "high")} == \
+        {"value": 3.5, "paired": True, "n": 4, "contention": None, "processes": 1, "drifted": False}
+    assert 2.0 <= wide["low"] < 3.0 and 4.0 < wide["high"] <= 5.0
+    assert timing.ratio(PAIRED_A, PAIRED_B) == wide
+    narrow = timing.ratio(PAIRED_A, PAIRED_B, confidence=0.5, resamples=50)
+    assert wide["low"] <= narrow["low"] <= 3.5 <= narrow["high"] <= wide["high"]
+    assert (narrow["low"], narrow["high"]) != (wide["low"], wide["high"])
 
 
 def test_an_unpaired_ratio_resamples_each_side():
@@ -493,7 +491,7 @@ def test_the_between_process_interval_is_a_prediction_interval():
     logs = [math.log(r) for r in (1.8, 2.0, 2.2, 1.9, 2.1)]
     mean = sum(logs) / 5
     sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / 4)
-    half = 2.776 * sd * math.sqrt(2 / 5)  # t(0.975, 4 degrees of freedom), √(1/k + 1/k)
+    half = 2.7764451 * sd * math.sqrt(2 / 5)  # t(0.975, 4 degrees of freedom), √(1/k + 1/k)
     interval = timing.ratio(*_pooled_pair([1.8, 2.0, 2.2, 1.9, 2.1]))
     assert interval["low"] == pytest.approx(math.exp(mean - half)) and interval["high"] == pytest.approx(math.exp(mean + half))
 
@@ -524,7 +522,7 @@ def test_processes_agreeing_closer_than_their_rounds_allow_get_the_rounds_spread
     # five processes with the same ratio by chance, each from rounds scattered by 10% on the log scale
     interval = timing.ratio(*_scattered_pair([2.0] * 5, 0.1))
     sigma = 1.4826 * 0.1  # the rounds' median absolute deviation is one step of 0.1
-    half = 2.776 * sigma * math.sqrt(math.pi / (2 * 5)) * math.sqrt(2 / 5)
+    half = 2.7764451 * sigma * math.sqrt(math.pi / (2 * 5)) * math.sqrt(2 / 5)
     assert interval["value"] == pytest.approx(2.0)
     assert interval["low"] == pytest.approx(2.0 * math.exp(-half)) and interval["high"] == pytest.approx(2.0 * math.exp(half))
     assert timing.round_scatter([0.0, 0.0, 0.0]) == 0.0 and timing.round_scatter([1.0, 2.0]) == 0.0
@@ -544,7 +542,7 @@ def test_a_share_from_agreeing_processes_gets_its_rounds_spread():
     assert share["value"] == pytest.approx(0.5)
     # on the logit scale: the rounds' shares 0.40 … 0.60 are logits -0.405 … 0.405, median absolute deviation 0.2007
     sigma = 1.4826 * math.log(0.55 / 0.45)
-    half = 4.303 * sigma * math.sqrt(math.pi / 10) * math.sqrt(2 / 3)
+    half = 4.3026527 * sigma * math.sqrt(math.pi / 10) * math.sqrt(2 / 3)
     assert (share["low"], share["high"]) == pytest.approx((1 / (1 + math.exp(half)), 1 / (1 + math.exp(-half))))
 
 
@@ -552,7 +550,7 @@ def test_a_small_share_from_scattered_processes_stays_above_0():
     wholes = [_process([10.0] * 5) for _ in range(3)]
     parts = [_process([v] * 5) for v in (0.1, 0.4, 1.6)]  # 1%, 4% and 16% of the epoch
     share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
-    linear_half = 4.303 * statistics.stdev([0.01, 0.04, 0.16]) * math.sqrt(2 / 3)
+    linear_half = 4.3026527 * statistics.stdev([0.01, 0.04, 0.16]) * math.sqrt(2 / 3)
     assert share["value"] == pytest.approx(0.07) and share["value"] - linear_half < 0, "a linear interval would reach below 0"
     assert 0 < share["low"] < 0.07 < share["high"] < 1
 
@@ -561,7 +559,7 @@ def test_a_remainder_that_comes_out_negative_keeps_a_linear_interval():
     wholes = [_process([10.0] * 5) for _ in range(3)]
     parts = [_process([v] * 5) for v in (9.0, 10.5, 11.0)]  # a remainder: 90%, 105%, 110%
     share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
-    half = 4.303 * statistics.stdev([0.9, 1.05, 1.1]) * math.sqrt(2 / 3)
+    half = 4.3026527 * statistics.stdev([0.9, 1.05, 1.1]) * math.sqrt(2 / 3)
     assert (share["low"], share["high"]) == pytest.approx((share["value"] - half, share["value"] + half))
 
 
@@ -570,9 +568,15 @@ def test_one_process_says_its_interval_covers_one_process():
     assert interval["processes"] == 1
 
 
-@pytest.mark.parametrize("df, quantile", [(1, 12.706), (4, 2.776), (30, 2.042), (31, 2.04), (32, 2.037), (33, 1.96), (200, 1.96)])
-def test_student_t_quantiles(df, quantile):
-    assert timing.t_quantile(df) == quantile
+@pytest.mark.parametrize("df, confidence, quantile", [(1, 0.95, 12.706), (4, 0.95, 2.776), (30, 0.95, 2.042),
+                                                      (200, 0.95, 1.972), (4, 0.90, 2.132), (4, 0.99, 4.604)])
+def test_student_t_quantiles(df, confidence, quantile):
+    assert timing.t_quantile(df, confidence) == pytest.approx(quantile, abs=5e-4)
+
+
+def test_student_t_needs_a_degree_of_freedom():
+    with pytest.raises(ValueError, match="degrees of freedom must be >= 1, got 0"):
+        timing.t_quantile(0)
 
 
 # ---- shares: parts of a whole timed inside it ---------------------------------------------------------------
@@ -584,6 +588,19 @@ def test_shares_timed_inside_the_whole_add_up_to_it():
     rest = _process([w - sum(p["rounds"][i] for p in parts.values()) for i, w in enumerate(whole["rounds"])])
     shares = [timing.share([(row, whole)]) for row in (*parts.values(), rest)]
     assert sum(s["value"] for s in shares) == pytest.approx(1.0)
+
+
+def test_a_share_within_one_process_resamples_its_rounds_parts_and_wholes_together():
+    """Rounds 1 of 3, 2 of 4, 1.5 of 3.5: the share is 4.5 / 10.5, and its interval (rounds resampled, each part
+    with its whole) lies between the shares of the rounds alone, 1/3 and 1/2, the same on every call."""
+    pair = ({"rounds": [1.0, 2.0, 1.5]}, {"rounds": [3.0, 4.0, 3.5]})
+    share = timing.share([pair])
+    assert share["value"] == pytest.approx(4.5 / 10.5) and share["processes"] == 1 and share["n"] == 3
+    assert 1 / 3 <= share["low"] < share["value"] < share["high"] <= 1 / 2
+    assert timing.share([pair]) == share
+    twice = timing.share([pair, pair])  # two parts of one whole: twice the share, resampled in the same rounds
+    assert (twice["low"], twice["value"], twice["high"]) == pytest.approx((2 * share["low"], 2 * share["value"],
+                                                                            2 * share["high"]))
 
 
 def test_shares_across_processes_add_up_and_are_never_clipped():

@@ -7,7 +7,6 @@ import gc
 import hashlib
 import json
 import math
-import random
 import statistics
 import time
 from typing import Any, Callable
@@ -185,25 +184,25 @@ def _thin(values: list[float], limit: int = MAX_SAMPLES) -> list[float]:
     return [values[int(i * step)] for i in range(limit)]
 
 
-def _quantile(sorted_values: list[float], q: float) -> float:
-    position = q * (len(sorted_values) - 1)
-    low = int(position)
-    high = min(low + 1, len(sorted_values) - 1)
-    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
-
-
-# Student's t, two-sided 95 %, by degrees of freedom up to 32 (as many processes as PITFALLS_PROCESSES allows);
-# beyond, the normal's 1.96 (within 4 %).
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-         2.040, 2.037)
-
-
-def t_quantile(df: int) -> float:
-    """The two-sided 95% quantile of Student's t with ``df`` degrees of freedom."""
+def t_quantile(df: int, confidence: float = 0.95) -> float:
+    """The two-sided ``confidence`` quantile of Student's t with ``df`` degrees of freedom (2.776 for 95%, 4)."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    return _T975[df - 1] if df <= len(_T975) else 1.96
+    from scipy.stats import t
+
+    return float(t.ppf((1 + confidence) / 2, df))
+
+
+def _bootstrap(samples: tuple[list[float], ...], statistic: Callable[..., Any], *, paired: bool, confidence: float,
+               resamples: int) -> tuple[float, float]:
+    """The percentile bootstrap interval of ``statistic`` (vectorised over its ``axis``) over ``samples``, resampled
+    together when ``paired``: ``scipy.stats.bootstrap``, seeded, so a rebuild of the same result gives the same."""
+    import numpy
+    from scipy.stats import bootstrap
+
+    found = bootstrap(samples, statistic, paired=paired, vectorized=True, n_resamples=resamples,
+                      confidence_level=confidence, method="percentile", rng=numpy.random.default_rng(0))
+    return float(found.confidence_interval.low), float(found.confidence_interval.high)
 
 
 def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
@@ -279,14 +278,12 @@ def widened(interval: dict, *, odds: bool = False) -> dict:
 
 
 def _between_processes(a: list[dict], b: list[dict], *, confidence: float, resamples: int) -> dict:
-    if abs(confidence - 0.95) > 1e-9:
-        raise ValueError(f"between-process intervals are 95% intervals, got confidence {confidence}")
     logs = [math.log(_ratio(x, y, confidence=confidence, resamples=0)["value"]) for x, y in zip(a, b)]
     k = len(logs)
     centre = statistics.fmean(logs)
     rounds = [[math.log(p / q) for p, q in zip(x["rounds"], y["rounds"])] if _same_rounds(x, y) else []
               for x, y in zip(a, b)]
-    half = t_quantile(k - 1) * _process_spread(logs, rounds) * math.sqrt(2 / k)
+    half = t_quantile(k - 1, confidence) * _process_spread(logs, rounds) * math.sqrt(2 / k)
     return {"value": math.exp(centre), "low": math.exp(centre - half), "high": math.exp(centre + half),
             "paired": all(x.get("rounds") and y.get("rounds") for x, y in zip(a, b)), "n": k, "processes": k,
             "per_process": [math.exp(v) for v in logs]}
@@ -337,25 +334,24 @@ def _ratio(numerator: dict, denominator: dict, *, confidence: float, resamples: 
 def _resampled_ratio(numerator: dict, denominator: dict, *, confidence: float, resamples: int) -> dict:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    rng = random.Random(0)  # the same interval on every rebuild of the same result
+    import numpy
+
     a_rounds, b_rounds = numerator.get("rounds"), denominator.get("rounds")
-    tail = (1 - confidence) / 2
     if a_rounds and b_rounds and len(a_rounds) == len(b_rounds):
         per_round = [a / b for a, b in zip(a_rounds, b_rounds)]
-        value = statistics.median(per_round)
-        if len(per_round) < 3 or resamples == 0:
-            return {"value": value, "low": None, "high": None, "paired": True, "n": len(per_round)}
-        boot = sorted(statistics.median(rng.choices(per_round, k=len(per_round))) for _ in range(resamples))
-        return {"value": value, "low": _quantile(boot, tail), "high": _quantile(boot, 1 - tail), "paired": True,
-                "n": len(per_round)}
+        out = {"value": statistics.median(per_round), "low": None, "high": None, "paired": True, "n": len(per_round)}
+        if len(per_round) >= 3 and resamples:
+            out["low"], out["high"] = _bootstrap((per_round,), numpy.median, paired=True, confidence=confidence,
+                                                 resamples=resamples)
+        return out
     a, b = numerator.get("samples") or [], denominator.get("samples") or []
-    value = numerator["median"] / denominator["median"]
-    if len(a) < 3 or len(b) < 3 or resamples == 0:
-        return {"value": value, "low": None, "high": None, "paired": False, "n": min(len(a), len(b))}
-    boot = sorted(statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
-                  for _ in range(resamples))
-    return {"value": value, "low": _quantile(boot, tail), "high": _quantile(boot, 1 - tail), "paired": False,
-            "n": min(len(a), len(b))}
+    out = {"value": numerator["median"] / denominator["median"], "low": None, "high": None, "paired": False,
+           "n": min(len(a), len(b))}
+    if len(a) >= 3 and len(b) >= 3 and resamples:
+        out["low"], out["high"] = _bootstrap(
+            (a, b), lambda x, y, axis: numpy.median(x, axis=axis) / numpy.median(y, axis=axis), paired=False,
+            confidence=confidence, resamples=resamples)
+    return out
 
 
 def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLES) -> dict:
@@ -400,17 +396,16 @@ def share(parts: list[tuple[dict, dict]], *, resamples: int = BOOTSTRAP_RESAMPLE
     if len(lengths) != 1 or (n := lengths.pop()) == 0:
         raise ValueError("a share's parts and wholes must be timed in the same rounds")
 
-    def of(indices: list[int]) -> float:
-        return sum(sum(part["rounds"][i] for i in indices) / sum(whole["rounds"][i] for i in indices)
-                   for part, whole in parts)
-
-    value = of(list(range(n)))
+    value = sum(sum(part["rounds"]) / sum(whole["rounds"]) for part, whole in parts)
     if n < 3:
         return {"value": value, "low": None, "high": None, "n": n, "processes": 1, **flags}
-    rng = random.Random(0)
-    boot = sorted(of(rng.choices(range(n), k=n)) for _ in range(resamples))
-    return widened({"value": value, "low": _quantile(boot, 0.025), "high": _quantile(boot, 0.975), "n": n,
-                    "processes": 1, **flags}, odds=True)
+
+    def of(*rounds, axis):  # the parts' and wholes' rounds, resampled together
+        return sum(part.sum(axis=axis) / whole.sum(axis=axis) for part, whole in zip(rounds[::2], rounds[1::2]))
+
+    low, high = _bootstrap(tuple(row["rounds"] for pair in parts for row in pair), of, paired=True,
+                           confidence=0.95, resamples=resamples)
+    return widened({"value": value, "low": low, "high": high, "n": n, "processes": 1, **flags}, odds=True)
 
 
 def _logit(p: float) -> float:
