@@ -561,7 +561,8 @@ def test_panel_sources_leave_each_page_for_the_code_folder(fresh_hook, tmp_path,
     home = fresh_hook.on_page_content(panel + other, _page("index.md"))
     assert f'data-src="../code/{key}.html"' in topic and f'href="../code/{key}.html"' in topic
     assert f'data-src="code/{key}.html"' in home and "def measured" not in topic + home
-    assert len(hook._session.code) == 2 and hook._session.code[key] == "<pre>def measured(): ...</pre>"
+    panels = hook._lab("context").current().code  # this build's, written by on_post_build
+    assert len(panels) == 2 and panels[key] == "<pre>def measured(): ...</pre>"
 
     site = tmp_path / "site"
     for sheet in ("assets/stylesheets/main.abc.min.css", "assets/stylesheets/palette.def.min.css",
@@ -572,7 +573,7 @@ def test_panel_sources_leave_each_page_for_the_code_folder(fresh_hook, tmp_path,
                              site_name="Pitfalls")
     fresh_hook.on_post_build(config)
     written = sorted(path.name for path in (site / "code").iterdir())
-    assert written == sorted(f"{k}.html" for k in hook._session.code)
+    assert written == sorted(f"{k}.html" for k in hook._lab("context").current().code)
     document = (site / "code" / f"{key}.html").read_text(encoding="utf-8")
     assert "<pre>def measured(): ...</pre>" in document and "<title>Code behind a result — Pitfalls</title>" in document
     assert ('<link rel="stylesheet" href="../assets/stylesheets/main.abc.min.css"><link rel="stylesheet" '
@@ -587,9 +588,9 @@ def test_each_build_writes_only_its_own_panels(fresh_hook, tmp_path, monkeypatch
     monkeypatch.setattr(context.current(), "ran", {})
     fresh_hook.on_config(_config(tmp_path))
     fresh_hook.on_page_content(render.deferrable("old"), _page("a.md"))
-    assert len(hook._session.code) == 1
+    assert len(hook._lab("context").current().code) == 1
     fresh_hook.on_config(_config(tmp_path))
-    assert hook._session.code == {}, "a rebuild starts with no panels"
+    assert hook._lab("context").current().code == {}, "a rebuild starts with no panels"
 
 
 def test_a_page_with_claims_explains_the_marks_once_after_its_title(fresh_hook, monkeypatch):
@@ -755,7 +756,7 @@ def test_a_frozen_build_keeps_its_notebooks_apart_from_this_machines(fresh_hook,
 def test_the_code_folder_is_made_in_a_new_site_and_rebuilt_over_an_old_one(fresh_hook, tmp_path):
     site = tmp_path / "new" / "site"
     config = SimpleNamespace(site_dir=str(site), extra_css=[], site_name="Pitfalls")
-    hook._session.code["k"] = "<pre>µ — π</pre>"
+    hook._lab("context").current().code["k"] = "<pre>µ — π</pre>"
     fresh_hook.on_post_build(config)
     fresh_hook.on_post_build(config)
     assert "<pre>µ — π</pre>" in (site / "code" / "k.html").read_text(encoding="utf-8")

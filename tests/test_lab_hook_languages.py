@@ -70,18 +70,18 @@ def test_the_second_language_keeps_the_code_as_imported_and_the_first_ones_contr
     plugin = _i18n("en")
     config = _config(plugin)
     hook._session.contradicted[("c", "m")] = {"pages": []}
-    hook._session.code["k"] = "body"
+    hook._lab("context").current().code["k"] = "body"
     assert hook.on_config(config) is config
     assert purged == [] and hook._session.builds == 1, "the first build of a process imports nothing afresh"
     assert hook._session.contradicted == {}, "a new build forgets the last build's contradictions"
-    assert i18n.language() == "en" and hook._session.code == {}
+    assert i18n.language() == "en" and hook._lab("context").current().code == {}
     hook._session.contradicted[("c", "m")] = {"pages": [("a.md", "s")]}
-    hook._session.code["k"] = "body"
+    hook._lab("context").current().code["k"] = "body"
     plugin.current_language = "zh"
     hook.on_config(config)
     assert purged == [] and hook._session.builds == 2, "between languages the code stays as imported"
     assert hook._session.contradicted == {("c", "m"): {"pages": [("a.md", "s")]}}, "raised once, after the last language"
-    assert i18n.language() == "zh" and hook._session.code == {}, "each language writes its own panels"
+    assert i18n.language() == "zh" and hook._lab("context").current().code == {}, "each language writes its own panels"
     plugin.current_language = "en"
     hook.on_config(config)
     assert purged == [1] and hook._session.contradicted == {}, "a rebuild (mkdocs serve) imports the code as it is now"
@@ -332,7 +332,7 @@ def test_a_contradiction_is_raised_after_the_last_language_only(fresh_hook, tmp_
 
 def test_a_panels_page_in_chinese_is_titled_in_chinese(fresh_hook, tmp_path):
     config = _config(_i18n("zh"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S")
-    hook._session.code["k"] = "<pre>x</pre>"
+    hook._lab("context").current().code["k"] = "<pre>x</pre>"
     hook.on_post_build(config)
     document = (tmp_path / "site" / "code" / "k.html").read_text(encoding="utf-8")
     assert '<html lang="zh">' in document

@@ -57,6 +57,9 @@ class Build:
     # {page: the environment stamp its In short names}: tables measured there need no stamp of their own
     stamps: dict[str, str] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # {page: its title, in its language (the navigation's)}
+    # the code panels' highlighted sources, moved out of the pages ({key: HTML}): the hook writes them under code/
+    code: dict[str, str] = field(default_factory=dict)
+    aside: dict[str, dict[str, str]] = field(default_factory=dict)  # {page: {token: finished HTML}} (set_aside)
 
     def ran_on(self, name: str) -> None:
         if self.page:

@@ -78,8 +78,6 @@ class _Session:
 
     def __init__(self) -> None:
         self.builds = 0
-        # this language's code panel sources, moved out of the pages ({key: HTML}); written under CODE_FOLDER
-        self.code: dict[str, str] = {}
         # claims contradicted, over every language: {(check, measured): {..., "pages": [(page, sentence)]}}
         self.contradicted: dict[tuple[str, str], dict] = {}
         # what went wrong on the page being built ({page: [message]}): each page's failures stop the build there
@@ -90,7 +88,6 @@ class _Session:
         self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
         self.pending_notebooks: set[str] = set()  # shown as recorded while make serve measures (store.deferred)
         self.executed_now: set[str] = set()  # notebooks executed in this build beside the experiments (prefetch)
-        self.aside: dict[str, dict[str, str]] = {}  # {page: {token: finished HTML}}: see set_aside
 
 
 _session = _Session()
@@ -435,7 +432,7 @@ def set_aside(markdown: str, source: str) -> str:
     """A page's panels' highlighted sources and its figures are most of its tags and half a warm build's Markdown
     time: finished HTML that Python-Markdown would walk tag by tag and leave as it is. They leave the page's Markdown
     as tokens, and ``put_back`` returns them to its HTML: the same page."""
-    aside = _session.aside.setdefault(source, {})
+    aside = _lab("context").current().aside.setdefault(source, {})
 
     def token(match: re.Match) -> str:
         body = match.group(2) if match.group(2) is not None else match.group(4)
@@ -448,7 +445,7 @@ def set_aside(markdown: str, source: str) -> str:
 
 def put_back(html: str, source: str) -> str:
     """The finished HTML ``set_aside`` took from the page ``source``, in place of its tokens."""
-    aside = _session.aside.pop(source, {})
+    aside = _lab("context").current().aside.pop(source, {})
     if not aside:
         return html
     # a figure on a line of its own is a block, also inside a tab or an admonition, where its indented HTML alone
@@ -478,7 +475,6 @@ def on_config(config):
         _lab("code").adopt(found)  # what reached what, kept where the modules read as they did
         _lab("store").adopt(checked)  # the recordings checked, kept while their files are as they were
     _session.builds += 1
-    _session.code.clear()
     if first:
         _session.contradicted.clear()
     language, _ = _build_language(config)
@@ -917,7 +913,7 @@ def on_page_content(html, page, **kwargs):
 
     provenance = _lab("provenance")
     html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
-    _session.code.update(bodies)
+    _lab("context").current().code.update(bodies)
     return collapsed(in_parts(sized_code_blocks(html)), (getattr(page, "meta", None) or {}).get("collapsed"), source)
 
 
@@ -1255,12 +1251,12 @@ def on_post_build(config):
     (site / CODE_FOLDER).mkdir(parents=True, exist_ok=True)
     language, last = _build_language(config)
     i18n = _lab("i18n")
-    _lab("context").current().language = language
-    for key, body in _session.code.items():
+    build = _lab("context").current()
+    build.language = language
+    for key, body in build.code.items():
         (site / CODE_FOLDER / f"{key}.html").write_text(provenance.fragment_document(
             body, title=i18n.t("Code behind a result — {site}", site=config.site_name), stylesheets=hrefs),
             encoding="utf-8")
-    build = _lab("context").current()
     if _lab("store").deferred():  # what make serve's measuring build has to measure, and how long it took there
         pending = {name: seconds for page in build.pending.values() for name, seconds in page.items()}
         _lab("store").store_text(_lab("store").pending_path(), json.dumps(
