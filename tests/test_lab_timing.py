@@ -494,6 +494,8 @@ def test_the_between_process_interval_is_a_prediction_interval():
     half = 2.7764451 * sd * math.sqrt(2 / 5)  # t(0.975, 4 degrees of freedom), √(1/k + 1/k)
     interval = timing.ratio(*_pooled_pair([1.8, 2.0, 2.2, 1.9, 2.1]))
     assert interval["low"] == pytest.approx(math.exp(mean - half)) and interval["high"] == pytest.approx(math.exp(mean + half))
+    ninety = timing.ratio(*_pooled_pair([1.8, 2.0, 2.2, 1.9, 2.1]), confidence=0.9)  # t(0.95, 4): 2.1318468
+    assert ninety["low"] == pytest.approx(math.exp(mean - half * 2.1318468 / 2.7764451))
 
 
 def test_a_rebuild_lands_inside_the_interval_95_times_in_100():
