@@ -115,9 +115,9 @@ def test_pages_without_a_notebook_are_not_touched(monkeypatch):
 
 
 def test_notebook_pages_are_pruned_with_the_sites_references(monkeypatch):
-    monkeypatch.setattr(notebook_css, "site_references", lambda config: frozenset({"--s"}))
+    monkeypatch.setattr(notebook_css, "site_references", lambda config: frozenset({"--s"} if config == "site" else ()))
     html = '<style type="text/css">:root{--s:1;--t:2}.b{c:2}</style><div class="jupyter-wrapper">x</div>'
-    assert notebook_css.on_page_content(html, None, config=None) == \
+    assert notebook_css.on_page_content(html, None, config="site") == \
         '<style type="text/css">:root{--s:1}</style><div class="jupyter-wrapper">x</div>'
 
 

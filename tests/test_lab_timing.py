@@ -229,15 +229,19 @@ def test_a_paired_ratio_is_the_median_of_the_rounds_ratios_with_a_fixed_bootstra
     assert {k: v for k, v in wide.items() if k not in ("low", "high")} == \
         {"value": 3.5, "paired": True, "n": 4, "contention": None, "processes": 1, "drifted": False}
     assert 2.0 <= wide["low"] < 3.0 and 4.0 < wide["high"] <= 5.0
-    assert timing.ratio(PAIRED_A, PAIRED_B) == wide
+    again = timing._resampled_ratio(PAIRED_A, PAIRED_B, confidence=0.95, resamples=timing.BOOTSTRAP_RESAMPLES)
+    assert (again["low"], again["high"]) == (wide["low"], wide["high"]), "the bootstrap is seeded: a rebuild agrees"
+    spread = {"rounds": [1.0 + 0.37 * (i * 7 % 13) for i in range(15)], "median": 0.0}
+    few, full = (timing._resampled_ratio(spread, {"rounds": [1.0] * 15}, confidence=0.95, resamples=n) for n in (3, 9999))
+    assert full["low"] < few["low"] < few["high"] < full["high"], "three resampled medians span less than 9,999"
     narrow = timing.ratio(PAIRED_A, PAIRED_B, confidence=0.5, resamples=50)
     assert wide["low"] <= narrow["low"] <= 3.5 <= narrow["high"] <= wide["high"]
     assert (narrow["low"], narrow["high"]) != (wide["low"], wide["high"])
 
 
 def test_an_unpaired_ratio_resamples_each_side():
-    result = timing.ratio({"median": 2.0, "samples": [1.9, 2.0, 2.1, 2.2]},
-                          {"median": 1.0, "samples": [0.9, 1.0, 1.1]})
+    result = timing.ratio({"median": 4.0, "samples": [3.8, 4.0, 4.2, 4.4]},
+                          {"median": 2.0, "samples": [1.8, 2.0, 2.2]})
     assert result == pytest.approx({"value": 2.0, "low": 1.7727272727, "high": 2.3888888889, "paired": False,
                                     "n": 3, "contention": None, "processes": 1, "drifted": False})
 
@@ -616,9 +620,43 @@ def test_shares_across_processes_add_up_and_are_never_clipped():
     assert share["value"] + timing.share([(rest, whole)])["value"] == pytest.approx(1.0)
 
 
+def test_a_share_of_two_rounds_has_no_interval_and_carries_its_flags():
+    part, whole = {"rounds": [1.0, 2.0], "contention": 0.01}, {"rounds": [4.0, 4.0], "drifted": True}
+    assert timing.share([(part, whole)]) == {"value": 3.0 / 8.0, "low": None, "high": None, "n": 2, "processes": 1,
+                                             "contention": 0.01, "drifted": True}
+
+
+def test_a_share_across_processes_says_how_many_it_used_and_left_out():
+    wholes = [_process([10.0] * 3, drifted=d) for d in (False, False, False, True)]
+    parts = [_process([v] * 3, drifted=d) for v, d in zip((5.0, 5.2, 4.8, 9.0), (False, False, False, True))]
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    assert set(share) == {"value", "low", "high", "n", "processes", "per_process", "contention", "drifted",
+                          "drifted_processes_left_out"}
+    assert (share["n"], share["processes"], share["drifted_processes_left_out"], share["drifted"]) == (3, 3, 1, False)
+    assert share["per_process"] == pytest.approx([0.5, 0.52, 0.48])
+    two = [_process([10.0] * 3), _process([10.0] * 3)]
+    pair = timing.share([(timing.pooled([{"x": _process([v] * 3)} for v in (4.0, 6.0)])["x"],
+                          timing.pooled([{"x": w} for w in two])["x"])])
+    assert pair["processes"] == 2 and "per_process" in pair, "two processes are an interval between processes"
+
+
+def test_a_busy_share_across_processes_is_widened_on_its_odds_and_stays_below_1():
+    wholes = [_process([10.0] * 3) for _ in range(3)]
+    parts = [_process([v] * 3, contention=0.6) for v in (9.0, 9.3, 9.6)]
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    assert share["high"] < 1 and share["high"] > share["high_quiet"], "widened on the logit scale, not past 100%"
+
+
+def test_a_share_needs_a_pair_and_says_so():
+    with pytest.raises(ValueError, match=r"^a share needs at least one \(part, whole\) pair$"):
+        timing.share([])
+
+
 def test_a_share_needs_its_parts_timed_in_the_wholes_rounds():
-    with pytest.raises(ValueError, match="same rounds"):
+    with pytest.raises(ValueError, match="^a share's parts and wholes must be timed in the same rounds$"):
         timing.share([(_process([1.0, 1.0]), _process([2.0, 2.0, 2.0]))])
+    with pytest.raises(ValueError, match="same rounds"):
+        timing.share([({"rounds": [1.0]}, {"rounds": [2.0]}), ({"rounds": []}, {"rounds": []})])
 
 
 def _pooled_with_drift(ratios, drifted):
