@@ -453,6 +453,19 @@ def test_purge_forgets_every_snippets_module(fresh_hook):
     assert "step_budget" not in sys.modules
 
 
+def test_purge_lets_go_of_the_last_build(fresh_hook):
+    """make serve purges the lab before each rebuild, and the context module imported again holds a variable of its
+    own: the last build (its panels, its claims) must not stay alive under the old one."""
+    import gc
+    import weakref
+
+    old = sys.modules["snippets.lab.context"]
+    ref = weakref.ref(old.begin(old.Build(page="served.md", code={"k": "<pre>" + "x" * 1000 + "</pre>"})))
+    fresh_hook.purge_snippets()
+    gc.collect()
+    assert ref() is None, "the purged module's build is still held by this thread's context"
+
+
 def test_a_page_imports_a_recipe_by_its_bare_name_from_its_file_not_from_a_package_of_that_name(
         fresh_hook, tmp_path, monkeypatch):
     """A usage example's ``from seeding import …`` is the recipe beside the page's code, as beside a reader's script,

@@ -229,21 +229,35 @@ def test_a_paired_ratio_is_the_median_of_the_rounds_ratios_with_a_fixed_bootstra
     assert {k: v for k, v in wide.items() if k not in ("low", "high")} == \
         {"value": 3.5, "paired": True, "n": 4, "contention": None, "processes": 1, "drifted": False}
     assert 2.0 <= wide["low"] < 3.0 and 4.0 < wide["high"] <= 5.0
-    again = timing._resampled_ratio(PAIRED_A, PAIRED_B, confidence=0.95, resamples=timing.BOOTSTRAP_RESAMPLES)
-    assert (again["low"], again["high"]) == (wide["low"], wide["high"]), "the bootstrap is seeded: a rebuild agrees"
-    spread = {"rounds": [1.0 + 0.37 * (i * 7 % 13) for i in range(15)], "median": 0.0}
-    few, full = (timing._resampled_ratio(spread, {"rounds": [1.0] * 15}, confidence=0.95, resamples=n) for n in (3, 9999))
-    assert full["low"] < few["low"] < few["high"] < full["high"], "three resampled medians span less than 9,999"
     narrow = timing.ratio(PAIRED_A, PAIRED_B, confidence=0.5, resamples=50)
     assert wide["low"] <= narrow["low"] <= 3.5 <= narrow["high"] <= wide["high"]
     assert (narrow["low"], narrow["high"]) != (wide["low"], wide["high"])
+    spread = {"rounds": [1.0 + 0.37 * (i * 7 % 13) for i in range(15)], "median": 0.0}
+    few, again, full = (timing._resampled_ratio(spread, {"rounds": [1.0] * 15}, confidence=0.95, resamples=n)
+                        for n in (3, 3, 9999))
+    assert (again["low"], again["high"]) == (few["low"], few["high"]), "the bootstrap is seeded: a rebuild agrees"
+    assert full["low"] < few["low"] < few["high"] < full["high"], "three resampled medians span less than 9,999"
+
+
+def test_a_bootstrap_that_cannot_give_a_finite_interval_says_why():
+    """A resample of blocks timed at 0 s divides by 0 (as the ratio itself would): said, never an infinite or NaN
+    bound that a claim would be decided on; and an interval needs at least two resamples."""
+    with pytest.raises(ValueError, match="came out .*: a round or block was timed at 0 s"):
+        timing._resampled_ratio({"median": 2.0, "samples": [1.0, 2.0, 3.0]},
+                                {"median": 1.0, "samples": [0.0, 1.0, 0.0]}, confidence=0.95, resamples=50)
+    with pytest.raises(ValueError, match="came out .*: a round or block was timed at 0 s"):
+        timing.share([({"rounds": [1.0, 1.0, 1.0]}, {"rounds": [0.0, 2.0, 2.0]})], resamples=50)
+    with pytest.raises(ValueError, match="at least 2 resamples, got 1"):
+        timing._resampled_ratio(PAIRED_A, PAIRED_B, confidence=0.95, resamples=1)
 
 
 def test_an_unpaired_ratio_resamples_each_side():
-    result = timing.ratio({"median": 4.0, "samples": [3.8, 4.0, 4.2, 4.4]},
-                          {"median": 2.0, "samples": [1.8, 2.0, 2.2]})
-    assert result == pytest.approx({"value": 2.0, "low": 1.7727272727, "high": 2.3888888889, "paired": False,
-                                    "n": 3, "contention": None, "processes": 1, "drifted": False})
+    a, b = [3.8, 4.0, 4.2, 4.4], [1.8, 2.0, 2.2]
+    result = timing.ratio({"median": 4.0, "samples": a}, {"median": 2.0, "samples": b})
+    assert {k: v for k, v in result.items() if k not in ("low", "high")} == \
+        {"value": 2.0, "paired": False, "n": 3, "contention": None, "processes": 1, "drifted": False}
+    # medians of resampled blocks, each side on its own: between the extreme ratios, around the value
+    assert min(a) / max(b) <= result["low"] < 2.0 < result["high"] <= max(a) / min(b)
 
 
 @pytest.mark.parametrize("a, b, expected", [
@@ -583,6 +597,8 @@ def test_student_t_quantiles(df, confidence, quantile):
 def test_student_t_needs_a_degree_of_freedom():
     with pytest.raises(ValueError, match="degrees of freedom must be >= 1, got 0"):
         timing.t_quantile(0)
+    with pytest.raises(ValueError, match="confidence must be between 0 and 1, got 1.0"):
+        timing.t_quantile(4, 1.0)
 
 
 # ---- shares: parts of a whole timed inside it ---------------------------------------------------------------
@@ -607,6 +623,12 @@ def test_a_share_within_one_process_resamples_its_rounds_parts_and_wholes_togeth
     twice = timing.share([pair, pair])  # two parts of one whole: twice the share, resampled in the same rounds
     assert (twice["low"], twice["value"], twice["high"]) == pytest.approx((2 * share["low"], 2 * share["value"],
                                                                             2 * share["high"]))
+    # two stages of different wholes: each part over its own whole, round by round (a part over the other's whole
+    # would read 1.0 / 30 … or 10 / 4 …)
+    other = ({"rounds": [10.0, 10.0, 10.0]}, {"rounds": [30.0, 40.0, 35.0]})
+    both = timing.share([pair, other])
+    assert both["value"] == pytest.approx(4.5 / 10.5 + 30 / 105)
+    assert 1 / 3 + 10 / 40 <= both["low"] < both["value"] < both["high"] <= 1 / 2 + 10 / 30
 
 
 def test_shares_across_processes_add_up_and_are_never_clipped():
@@ -647,6 +669,37 @@ def test_a_busy_share_across_processes_is_widened_on_its_odds_and_stays_below_1(
     assert share["high"] < 1 and share["high"] > share["high_quiet"], "widened on the logit scale, not past 100%"
 
 
+def test_a_share_pooled_from_one_process_is_a_share_within_it():
+    part, whole = (timing.pooled([{"x": _process(r)}])["x"] for r in ([1.0, 2.0, 1.5], [3.0, 4.0, 3.5]))
+    share = timing.share([(part, whole)])
+    assert share["processes"] == 1 and share["value"] == pytest.approx(4.5 / 10.5)
+
+
+def test_a_share_with_too_few_steady_processes_keeps_them_all_and_says_it_drifted():
+    wholes = [_process([10.0] * 3, drifted=d) for d in (False, True, True)]
+    parts = [_process([v] * 3, drifted=d) for v, d in zip((5.0, 6.0, 4.0), (False, True, True))]
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    assert (share["processes"], share["drifted"], share["drifted_processes_left_out"]) == (3, True, 0)
+    assert share["value"] == pytest.approx(0.5)
+
+
+def test_a_share_across_processes_whose_part_and_whole_ran_different_rounds_uses_the_processes_alone():
+    wholes = [_process([10.0] * 4) for _ in range(3)]
+    parts = [_process([v] * 3) for v in (4.0, 5.0, 6.0)]  # three rounds of the part, four of the whole
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    assert share["value"] == pytest.approx(15 / 40) and 0 < share["low"] < 15 / 40 < share["high"] < 1
+
+
+@pytest.mark.parametrize("value", [0.0, 10.0])
+def test_a_share_with_a_round_at_0_or_the_whole_keeps_a_linear_interval(value):
+    wholes = [_process([10.0] * 3) for _ in range(3)]
+    parts = [_process([value, 5.0, 5.0]), _process([5.0] * 3), _process([5.0] * 3)]  # one round at 0% or 100%
+    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    half = 4.3026527 * timing._process_spread(share["per_process"], [[value / 10, 0.5, 0.5], [0.5] * 3, [0.5] * 3])
+    assert (share["low"], share["high"]) == pytest.approx((share["value"] - half * math.sqrt(2 / 3),
+                                                           share["value"] + half * math.sqrt(2 / 3)))
+
+
 def test_a_share_needs_a_pair_and_says_so():
     with pytest.raises(ValueError, match=r"^a share needs at least one \(part, whole\) pair$"):
         timing.share([])
@@ -655,8 +708,10 @@ def test_a_share_needs_a_pair_and_says_so():
 def test_a_share_needs_its_parts_timed_in_the_wholes_rounds():
     with pytest.raises(ValueError, match="^a share's parts and wholes must be timed in the same rounds$"):
         timing.share([(_process([1.0, 1.0]), _process([2.0, 2.0, 2.0]))])
-    with pytest.raises(ValueError, match="same rounds"):
-        timing.share([({"rounds": [1.0]}, {"rounds": [2.0]}), ({"rounds": []}, {"rounds": []})])
+    for parts in ([({"rounds": [1.0]}, {"rounds": [2.0]}), ({"rounds": []}, {"rounds": []})],
+                  [({"rounds": []}, {"rounds": []})]):
+        with pytest.raises(ValueError, match="same rounds"):
+            timing.share(parts)
 
 
 def _pooled_with_drift(ratios, drifted):

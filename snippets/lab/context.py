@@ -70,15 +70,19 @@ class Build:
             self.shown.setdefault(self.page, set()).add(name)
 
 
-_current: contextvars.ContextVar[Build] = contextvars.ContextVar("pitfalls_build")
+_current: contextvars.ContextVar[Build | None] = contextvars.ContextVar("pitfalls_build", default=None)
 
 
 def current() -> Build:
     """The build being made (or, outside one, a build of no page)."""
-    try:
-        return _current.get()
-    except LookupError:
-        return begin()
+    build = _current.get()
+    return build if build is not None else begin()
+
+
+def end() -> None:
+    """Let go of the current build. A purge of the lab (``make serve``'s rebuild) imports this module again, with a
+    variable of its own: the thread's context would otherwise keep the last build, under a variable nobody reads."""
+    _current.set(None)
 
 
 def begin(build: Build | None = None) -> Build:

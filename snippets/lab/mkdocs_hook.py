@@ -148,6 +148,9 @@ def purge_snippets() -> list[str]:
     replicas = sys.modules.get("snippets.lab.replicas")
     if replicas is not None:  # its worker processes hold the old code: the next timing experiment starts fresh ones
         replicas.close_all()
+    context = sys.modules.get("snippets.lab.context")
+    if context is not None:  # the last build, let go: the next import of the lab makes a variable of its own
+        context.end()
     for name in names:
         del sys.modules[name]
     importlib.invalidate_caches()

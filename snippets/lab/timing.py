@@ -188,6 +188,8 @@ def t_quantile(df: int, confidence: float = 0.95) -> float:
     """The two-sided ``confidence`` quantile of Student's t with ``df`` degrees of freedom (2.776 for 95%, 4)."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     from scipy.stats import t
 
     return float(t.ppf((1 + confidence) / 2, df))
@@ -200,9 +202,15 @@ def _bootstrap(samples: tuple[list[float], ...], statistic: Callable[..., Any], 
     import numpy
     from scipy.stats import bootstrap
 
-    found = bootstrap(samples, statistic, paired=paired, vectorized=True, n_resamples=resamples,
-                      confidence_level=confidence, method="percentile", rng=numpy.random.default_rng(0))
-    return float(found.confidence_interval.low), float(found.confidence_interval.high)
+    if resamples < 2:
+        raise ValueError(f"a bootstrap interval needs at least 2 resamples, got {resamples}")
+    with numpy.errstate(divide="ignore", invalid="ignore"):  # a resample that divides by 0 is said below
+        found = bootstrap(samples, statistic, paired=paired, vectorized=True, n_resamples=resamples,
+                          confidence_level=confidence, method="percentile", rng=numpy.random.default_rng(0))
+    low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValueError(f"a resampled ratio came out {low} … {high}: a round or block was timed at 0 s")
+    return low, high
 
 
 def ratio(numerator: dict, denominator: dict, *, confidence: float = 0.95,
