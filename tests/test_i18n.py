@@ -546,7 +546,6 @@ def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both
     plugin = SimpleNamespace(current_language="en", default_language="en", build_languages=["en", "zh"])
     config = SimpleNamespace(plugins=Plugins(i18n=plugin), site_dir=str(tmp_path), extra_css=[], site_name="S")
     monkeypatch.setattr(mkdocs_hook._session, "contradicted", {})
-    monkeypatch.setattr(mkdocs_hook._session, "code", {})
     for language, page, sentence in (("en", "seeding-order.md", "x is 0"), ("zh", "zh/seeding-order.md", "x 为 0")):
         context.current().contradicted.append({"check": "p.c", "condition": "x > 1", "measured": "x = 0", "page": page,
                                     "sentence": sentence})

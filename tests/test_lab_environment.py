@@ -151,6 +151,7 @@ def described(monkeypatch, no_cuda):
 def test_environment_rows(described):
     import matplotlib
     import numpy
+    import scipy
 
     assert described == {
         "Device used by experiments": f"CPU ({cpu_model()})",
@@ -164,6 +165,7 @@ def test_environment_rows(described):
         "torch parallel backend": "ATen parallel backend: OpenMP",
         "Python": platform.python_version(),
         "NumPy": numpy.__version__,
+        "SciPy (the intervals' Student's t and bootstrap)": scipy.__version__,
         "Matplotlib": matplotlib.__version__,
         "Operating system": platform.platform(),
         "Built at (UTC)": "2026-03-04 05:06",
@@ -190,7 +192,7 @@ def test_environment_table(described):
     lines = text.splitlines()
     assert lines[0].count("|") == 3 and lines[0].endswith(" | value |") and lines[1] == "| :--- | :--- |"
     assert "| Logical CPUs (os.cpu_count) | 12 |" in lines and "| Built at (UTC) | 2026-03-04 05:06 |" in lines
-    assert len(lines) == 2 + 14 and text.endswith("\n")
+    assert len(lines) == 2 + 15 and text.endswith("\n")
 
 
 @pytest.mark.skipif(platform.system() != "Linux", reason="mallopt is glibc's; elsewhere there is nothing to pin "

@@ -23,7 +23,7 @@ SHOWN_ATTRIBUTES = ("title", "aria-label", "alt", "placeholder", "data-clipboard
 # Names and identifiers that read the same in Chinese: products, libraries, classes, hardware, file formats.
 NAMES = {
     "PyTorch", "torch", "DataLoader", "TensorLoader", "TensorDataset", "BatchedTensorDataset", "BatchSampler",
-    "NumPy", "Python", "CUDA", "CPU", "GPU", "MPS", "XPU", "Adam", "AdamW", "SGD", "Linux", "macOS", "Windows",
+    "NumPy", "SciPy", "Python", "CUDA", "CPU", "GPU", "MPS", "XPU", "Adam", "AdamW", "SGD", "Linux", "macOS", "Windows",
     "OpenMP", "MKL", "cuDNN", "cuBLAS", "Dynamo", "GitHub", "Jupyter", "Jupytext", "AMD", "EPYC", "Intel", "NVIDIA",
     "MkDocs", "Material", "Matplotlib", "English", "Lighthouse", "jieba", "pip", "make", "commit", "fork", "spawn",
     "forkserver", "DDP", "SVG", "PNG", "HTML", "JSON", "UTC", "ATen", "Lightning", "Accelerate", "BatchNorm",

@@ -134,6 +134,7 @@ def describe() -> list[tuple[str, str]]:
     """Rows for the Environment page."""
     import matplotlib
     import numpy
+    import scipy
 
     from .i18n import Verbatim
 
@@ -152,6 +153,7 @@ def describe() -> list[tuple[str, str]]:
          if torch.__config__.parallel_info() else "unknown"),
         ("Python", sys.version.split()[0]),
         ("NumPy", numpy.__version__),
+        ("SciPy (the intervals' Student's t and bootstrap)", scipy.__version__),
         ("Matplotlib", matplotlib.__version__),
         ("Operating system", Verbatim(platform.platform())),
         ("Built at (UTC)", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")),
