@@ -165,7 +165,7 @@ def test_environment_rows(described):
         "torch parallel backend": "ATen parallel backend: OpenMP",
         "Python": platform.python_version(),
         "NumPy": numpy.__version__,
-        "SciPy (the intervals' Student's t and bootstrap)": scipy.__version__,
+        "SciPy (t quantiles and bootstrap for the 95% intervals)": scipy.__version__,
         "Matplotlib": matplotlib.__version__,
         "Operating system": platform.platform(),
         "Built at (UTC)": "2026-03-04 05:06",

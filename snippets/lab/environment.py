@@ -153,7 +153,7 @@ def describe() -> list[tuple[str, str]]:
          if torch.__config__.parallel_info() else "unknown"),
         ("Python", sys.version.split()[0]),
         ("NumPy", numpy.__version__),
-        ("SciPy (the intervals' Student's t and bootstrap)", scipy.__version__),
+        ("SciPy (t quantiles and bootstrap for the 95% intervals)", scipy.__version__),
         ("Matplotlib", matplotlib.__version__),
         ("Operating system", Verbatim(platform.platform())),
         ("Built at (UTC)", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")),
