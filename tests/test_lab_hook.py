@@ -453,15 +453,20 @@ def test_purge_forgets_every_snippets_module(fresh_hook):
     assert "step_budget" not in sys.modules
 
 
-def test_purge_lets_go_of_the_last_build(fresh_hook):
-    """make serve purges the lab before each rebuild, and the context module imported again holds a variable of its
-    own: the last build (its panels, its claims) must not stay alive under the old one."""
+def test_purge_lets_go_of_the_last_build(fresh_hook, monkeypatch):
+    """make serve purges the lab before each rebuild: the timing workers, which hold the old code, are closed, and
+    the last build (its panels, its claims) does not stay alive under the context variable of the module purged
+    (the module imported again holds a variable of its own)."""
     import gc
     import weakref
 
     old = sys.modules["snippets.lab.context"]
     ref = weakref.ref(old.begin(old.Build(page="served.md", code={"k": "<pre>" + "x" * 1000 + "</pre>"})))
+    replicas = importlib.import_module("snippets.lab.replicas")
+    closed = []
+    monkeypatch.setattr(replicas, "close_all", lambda: closed.append(True))
     fresh_hook.purge_snippets()
+    assert closed == [True], "the timing workers, which hold the old code, are closed"
     gc.collect()
     assert ref() is None, "the purged module's build is still held by this thread's context"
 

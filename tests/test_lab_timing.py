@@ -242,13 +242,19 @@ def test_a_paired_ratio_is_the_median_of_the_rounds_ratios_with_a_fixed_bootstra
 def test_a_bootstrap_that_cannot_give_a_finite_interval_says_why():
     """A resample of blocks timed at 0 s divides by 0 (as the ratio itself would): said, never an infinite or NaN
     bound that a claim would be decided on; and an interval needs at least two resamples."""
-    with pytest.raises(ValueError, match="came out .*: a round or block was timed at 0 s"):
-        timing._resampled_ratio({"median": 2.0, "samples": [1.0, 2.0, 3.0]},
-                                {"median": 1.0, "samples": [0.0, 1.0, 0.0]}, confidence=0.95, resamples=50)
-    with pytest.raises(ValueError, match="came out .*: a round or block was timed at 0 s"):
-        timing.share([({"rounds": [1.0, 1.0, 1.0]}, {"rounds": [0.0, 2.0, 2.0]})], resamples=50)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said by the lab, not warned about by NumPy on the way
+        with pytest.raises(ValueError, match="came out .*: a round or block was timed at 0 s"):
+            timing._resampled_ratio({"median": 2.0, "samples": [1.0, 2.0, 3.0]},
+                                    {"median": 1.0, "samples": [0.0, 1.0, 0.0]}, confidence=0.95, resamples=50)
+        with pytest.raises(ValueError, match="came out .*: a round or block was timed at 0 s"):
+            timing.share([({"rounds": [1.0, 1.0, 1.0]}, {"rounds": [0.0, 2.0, 2.0]})], resamples=50)
     with pytest.raises(ValueError, match="at least 2 resamples, got 1"):
         timing._resampled_ratio(PAIRED_A, PAIRED_B, confidence=0.95, resamples=1)
+    two = timing._resampled_ratio(PAIRED_A, PAIRED_B, confidence=0.95, resamples=2)
+    assert 2.0 <= two["low"] <= two["high"] <= 5.0, "two resamples are enough"
 
 
 def test_an_unpaired_ratio_resamples_each_side():
@@ -258,6 +264,11 @@ def test_an_unpaired_ratio_resamples_each_side():
         {"value": 2.0, "paired": False, "n": 3, "contention": None, "processes": 1, "drifted": False}
     # medians of resampled blocks, each side on its own: between the extreme ratios, around the value
     assert min(a) / max(b) <= result["low"] < 2.0 < result["high"] <= max(a) / min(b)
+    # each side's blocks are resampled: a spread numerator over a steady denominator, and the other way round
+    for top, bottom in (([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [1.0] * 3), ([4.0] * 3, [1.0, 2.0, 3.0, 4.0, 5.0])):
+        one_sided = timing.ratio({"median": statistics.median(top), "samples": top},
+                                 {"median": statistics.median(bottom), "samples": bottom})
+        assert one_sided["low"] < one_sided["value"] < one_sided["high"]
 
 
 @pytest.mark.parametrize("a, b, expected", [
@@ -548,6 +559,31 @@ def test_processes_agreeing_closer_than_their_rounds_allow_get_the_rounds_spread
     assert timing.round_scatter([0.0, 0.0, 0.0]) == 0.0 and timing.round_scatter([1.0, 2.0]) == 0.0
 
 
+def test_a_between_process_ratio_says_what_it_paired_and_each_process_ratio():
+    interval = timing.ratio(*_pooled_pair([1.8, 2.0, 2.2]))
+    assert {"value", "low", "high", "paired", "n", "processes", "per_process", "contention", "drifted",
+            "drifted_processes_left_out"} == set(interval)
+    assert (interval["paired"], interval["n"], interval["processes"]) == (True, 3, 3)
+    assert interval["per_process"] == pytest.approx([1.8, 2.0, 2.2])
+    blocks = timing.pooled([{"x": {"median": r, "samples": [r] * 3, "contention": 0.0}} for r in (1.8, 2.0, 2.2)])["x"]
+    unpaired = timing.ratio(blocks, _pooled_pair([1.0, 1.0, 1.0])[1])  # blocks against rounds: nothing to pair
+    assert unpaired["paired"] is False and unpaired["per_process"] == pytest.approx([1.8, 2.0, 2.2])
+
+
+def test_rounds_whose_times_vary_but_whose_ratio_does_not_add_no_spread():
+    """In every process each round of the numerator takes twice its round of the denominator, whose rounds vary:
+    the ratio is 2 in every round and every process, so the interval is 2 – 2 (the rounds' scatter is the scatter
+    of their *ratios*); rounds of different lengths are not paired at all."""
+    base = [1.0, 1.2, 0.8, 1.1, 0.9]
+    denominator = timing.pooled([{"x": _process(base)} for _ in range(3)])["x"]
+    numerator = timing.pooled([{"x": _process([2 * t for t in base])} for _ in range(3)])["x"]
+    steady = timing.ratio(numerator, denominator)
+    assert (steady["low"], steady["value"], steady["high"]) == pytest.approx((2.0, 2.0, 2.0))
+    longer = timing.pooled([{"x": _process([2 * t for t in base] + [9.0, 0.1])} for _ in range(3)])["x"]
+    unpaired = timing.ratio(longer, denominator)
+    assert unpaired["low"] == pytest.approx(unpaired["high"]), "seven rounds against five: only the processes' spread"
+
+
 def test_a_between_process_spread_larger_than_the_rounds_allow_is_kept():
     centres = [1.8, 2.0, 2.2, 1.9, 2.1]
     scattered = timing.ratio(*_scattered_pair(centres, 0.001))
@@ -599,6 +635,8 @@ def test_student_t_needs_a_degree_of_freedom():
         timing.t_quantile(0)
     with pytest.raises(ValueError, match="confidence must be between 0 and 1, got 1.0"):
         timing.t_quantile(4, 1.0)
+    with pytest.raises(ValueError, match="confidence must be between 0 and 1, got 0.0"):
+        timing.t_quantile(4, 0.0)
 
 
 # ---- shares: parts of a whole timed inside it ---------------------------------------------------------------
@@ -670,9 +708,9 @@ def test_a_busy_share_across_processes_is_widened_on_its_odds_and_stays_below_1(
 
 
 def test_a_share_pooled_from_one_process_is_a_share_within_it():
-    part, whole = (timing.pooled([{"x": _process(r)}])["x"] for r in ([1.0, 2.0, 1.5], [3.0, 4.0, 3.5]))
+    part, whole = ({"rounds": r, "processes": [{"rounds": r}]} for r in ([1.0, 2.0, 1.5], [3.0, 4.0, 3.5]))
     share = timing.share([(part, whole)])
-    assert share["processes"] == 1 and share["value"] == pytest.approx(4.5 / 10.5)
+    assert share["processes"] == 1 and share["value"] == pytest.approx(4.5 / 10.5) and share["low"] < share["high"]
 
 
 def test_a_share_with_too_few_steady_processes_keeps_them_all_and_says_it_drifted():
