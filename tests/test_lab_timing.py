@@ -579,7 +579,7 @@ def test_rounds_whose_times_vary_but_whose_ratio_does_not_add_no_spread():
     numerator = timing.pooled([{"x": _process([2 * t for t in base])} for _ in range(3)])["x"]
     steady = timing.ratio(numerator, denominator)
     assert (steady["low"], steady["value"], steady["high"]) == pytest.approx((2.0, 2.0, 2.0))
-    longer = timing.pooled([{"x": _process([2 * t for t in base] + [9.0, 0.1])} for _ in range(3)])["x"]
+    longer = timing.pooled([{"x": _process([9.0, 0.1] + [2 * t for t in base])} for _ in range(3)])["x"]
     unpaired = timing.ratio(longer, denominator)
     assert unpaired["low"] == pytest.approx(unpaired["high"]), "seven rounds against five: only the processes' spread"
 
