@@ -499,6 +499,11 @@ def test_pooled_refuses_results_of_different_shape(one, two):
         timing.pooled([one, two])
 
 
+def _pooled_share(parts, wholes):
+    """The share of a part in its whole, each timed in the same processes (``parts[p]`` and ``wholes[p]``)."""
+    return timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+
+
 def _pooled_pair(ratios):
     """Two timings pooled over processes whose base is 1.0 and whose other side is ``ratios[p]`` in process p."""
     base = timing.pooled([{"x": _process([1.0, 1.0, 1.0])} for _ in ratios])["x"]
@@ -594,7 +599,7 @@ def test_a_between_process_spread_larger_than_the_rounds_allow_is_kept():
 def test_a_share_from_agreeing_processes_gets_its_rounds_spread():
     wholes = [_process([10.0] * 5) for _ in range(3)]
     parts = [_process([4.0, 4.5, 5.0, 5.5, 6.0]) for _ in range(3)]
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     assert share["value"] == pytest.approx(0.5)
     # on the logit scale: the rounds' shares 0.40 … 0.60 are logits -0.405 … 0.405, median absolute deviation 0.2007
     sigma = 1.4826 * math.log(0.55 / 0.45)
@@ -605,7 +610,7 @@ def test_a_share_from_agreeing_processes_gets_its_rounds_spread():
 def test_a_small_share_from_scattered_processes_stays_above_0():
     wholes = [_process([10.0] * 5) for _ in range(3)]
     parts = [_process([v] * 5) for v in (0.1, 0.4, 1.6)]  # 1%, 4% and 16% of the epoch
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     linear_half = 4.3026527 * statistics.stdev([0.01, 0.04, 0.16]) * math.sqrt(2 / 3)
     assert share["value"] == pytest.approx(0.07) and share["value"] - linear_half < 0, "a linear interval would reach below 0"
     assert 0 < share["low"] < 0.07 < share["high"] < 1
@@ -614,7 +619,7 @@ def test_a_small_share_from_scattered_processes_stays_above_0():
 def test_a_remainder_that_comes_out_negative_keeps_a_linear_interval():
     wholes = [_process([10.0] * 5) for _ in range(3)]
     parts = [_process([v] * 5) for v in (9.0, 10.5, 11.0)]  # a remainder: 90%, 105%, 110%
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     half = 4.3026527 * statistics.stdev([0.9, 1.05, 1.1]) * math.sqrt(2 / 3)
     assert (share["low"], share["high"]) == pytest.approx((share["value"] - half, share["value"] + half))
 
@@ -689,7 +694,7 @@ def test_a_share_of_two_rounds_has_no_interval_and_carries_its_flags():
 def test_a_share_across_processes_says_how_many_it_used_and_left_out():
     wholes = [_process([10.0] * 3, drifted=d) for d in (False, False, False, True)]
     parts = [_process([v] * 3, drifted=d) for v, d in zip((5.0, 5.2, 4.8, 9.0), (False, False, False, True))]
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     assert set(share) == {"value", "low", "high", "n", "processes", "per_process", "contention", "drifted",
                           "drifted_processes_left_out"}
     assert (share["n"], share["processes"], share["drifted_processes_left_out"], share["drifted"]) == (3, 3, 1, False)
@@ -703,7 +708,7 @@ def test_a_share_across_processes_says_how_many_it_used_and_left_out():
 def test_a_busy_share_across_processes_is_widened_on_its_odds_and_stays_below_1():
     wholes = [_process([10.0] * 3) for _ in range(3)]
     parts = [_process([v] * 3, contention=0.6) for v in (9.0, 9.3, 9.6)]
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     assert share["high"] < 1 and share["high"] > share["high_quiet"], "widened on the logit scale, not past 100%"
 
 
@@ -716,7 +721,7 @@ def test_a_share_pooled_from_one_process_is_a_share_within_it():
 def test_a_share_with_too_few_steady_processes_keeps_them_all_and_says_it_drifted():
     wholes = [_process([10.0] * 3, drifted=d) for d in (False, True, True)]
     parts = [_process([v] * 3, drifted=d) for v, d in zip((5.0, 6.0, 4.0), (False, True, True))]
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     assert (share["processes"], share["drifted"], share["drifted_processes_left_out"]) == (3, True, 0)
     assert share["value"] == pytest.approx(0.5)
 
@@ -724,7 +729,7 @@ def test_a_share_with_too_few_steady_processes_keeps_them_all_and_says_it_drifte
 def test_a_share_across_processes_whose_part_and_whole_ran_different_rounds_uses_the_processes_alone():
     wholes = [_process([10.0] * 4) for _ in range(3)]
     parts = [_process([v] * 3) for v in (4.0, 5.0, 6.0)]  # three rounds of the part, four of the whole
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     assert share["value"] == pytest.approx(15 / 40) and 0 < share["low"] < 15 / 40 < share["high"] < 1
 
 
@@ -732,7 +737,7 @@ def test_a_share_across_processes_whose_part_and_whole_ran_different_rounds_uses
 def test_a_share_with_a_round_at_0_or_the_whole_keeps_a_linear_interval(value):
     wholes = [_process([10.0] * 3) for _ in range(3)]
     parts = [_process([value, 5.0, 5.0]), _process([5.0] * 3), _process([5.0] * 3)]  # one round at 0% or 100%
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     half = 4.3026527 * timing._process_spread(share["per_process"], [[value / 10, 0.5, 0.5], [0.5] * 3, [0.5] * 3])
     assert (share["low"], share["high"]) == pytest.approx((share["value"] - half * math.sqrt(2 / 3),
                                                            share["value"] + half * math.sqrt(2 / 3)))
@@ -779,7 +784,7 @@ def test_too_few_steady_processes_mark_the_ratio_drifted():
 def test_a_share_leaves_out_a_drifted_process_too():
     wholes = [_process([10.0] * 3, drifted=d) for d in (False, False, False, True)]
     parts = [_process([v] * 3, drifted=d) for v, d in zip((5.0, 5.2, 4.8, 9.0), (False, False, False, True))]
-    share = timing.share([(timing.pooled([{"x": p} for p in parts])["x"], timing.pooled([{"x": w} for w in wholes])["x"])])
+    share = _pooled_share(parts, wholes)
     assert share["processes"] == 3 and share["value"] == pytest.approx(0.5) and not share["drifted"]
 
 
