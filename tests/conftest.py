@@ -204,6 +204,26 @@ def _nothing_remembered_from_earlier_tests(monkeypatch):
     monkeypatch.setattr(timing, "_RATIOS", {})
 
 
+class HookUnderTest:
+    """The site's MkDocs plugin as a new process has it (a fresh ``mkdocs_hook.Pitfalls()``), read as its module is:
+    a name the plugin has (its events, what it keeps between builds) is the plugin's, any other the module's, and
+    ``_session`` is the plugin itself. A name set (``monkeypatch.setattr``) is set where it is read."""
+
+    def __init__(self, module) -> None:  # noqa: ANN001 - snippets.lab.mkdocs_hook
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_session", module.Pitfalls())
+
+    def _owner(self, name: str):  # noqa: ANN202
+        plugin = object.__getattribute__(self, "_session")
+        return plugin if hasattr(type(plugin), name) or name in vars(plugin) else object.__getattribute__(self, "_module")
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self._owner(name), name)
+
+    def __setattr__(self, name: str, value) -> None:  # noqa: ANN001
+        setattr(self._owner(name), name, value)
+
+
 @pytest.fixture()
 def fresh_hook(monkeypatch):
     """The MkDocs hook as in a new process: no build yet, nothing collected; the test's sys.modules (the recipes
@@ -215,12 +235,11 @@ def fresh_hook(monkeypatch):
     from snippets.lab import mkdocs_hook as hook
 
     saved = {name: module for name, module in sys.modules.items() if name.split(".")[0] == "snippets"}
-    monkeypatch.setattr(hook, "_session", hook._Session())
     monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))  # on_config adds the recipes' finder
     monkeypatch.setattr(jupyter_plugin.convert, "nb2html", jupyter_plugin.convert.nb2html)
     logger = logging.getLogger(hook._EXEC_LOGGER)
     monkeypatch.setattr(logger, "filters", [f for f in logger.filters if not isinstance(f, hook._NamePage)])
-    yield hook
+    yield HookUnderTest(hook)
     for name in [name for name, module in list(sys.modules.items())
                  if name.split(".")[0] == "snippets" or hook._is_recipe(module)]:
         del sys.modules[name]

@@ -19,10 +19,9 @@ CONFIG = f"""
 site_name: throwaway
 theme:
   name: mkdocs
-hooks:
-  - {ROOT / "snippets" / "lab" / "mkdocs_hook.py"}
 plugins:
   - markdown-exec
+  - pitfalls
 markdown_extensions:
   - pymdownx.superfences
   - pymdownx.snippets:

@@ -493,7 +493,7 @@ def _notebook(path: Path, cells: list[tuple[str, str]]) -> None:
     path.write_text("".join(f"# %% {head}\n{body}\n\n" for head, body in cells), encoding="utf-8")
 
 
-def test_a_translated_notebook_takes_its_outputs_from_the_one_execution(tmp_path, monkeypatch):
+def test_a_translated_notebook_takes_its_outputs_from_the_one_execution(fresh_hook, tmp_path, monkeypatch):
     import nbformat
 
     from snippets.lab import mkdocs_hook
@@ -503,7 +503,7 @@ def test_a_translated_notebook_takes_its_outputs_from_the_one_execution(tmp_path
     (docs / "zh" / "notebooks").mkdir(parents=True)
     _notebook(docs / "notebooks" / "q.py", [("[markdown]", "# Title"), ("", "print(1)")])
     _notebook(docs / "zh" / "notebooks" / "q.py", [("[markdown]", "# 标题"), ("", "print(1)")])
-    monkeypatch.setattr(mkdocs_hook._session, "executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
     runs = []
 
     def execute():  # stands for nbclient: the English notebook, executed with its output
@@ -511,29 +511,29 @@ def test_a_translated_notebook_takes_its_outputs_from_the_one_execution(tmp_path
 
         notebook = jupytext.read(docs / "notebooks" / "q.py")
         notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
-        target = mkdocs_hook._executed_path(str(docs / "notebooks" / "q.py"))
+        target = fresh_hook._executed_path(str(docs / "notebooks" / "q.py"))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(nbformat.writes(notebook), encoding="utf-8")
         runs.append(1)
 
-    merged = mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+    merged = fresh_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
     notebook = nbformat.read(merged, as_version=4)
     assert notebook.cells[0].source == "标题" and notebook.cells[1].outputs[0]["text"] == "1\n"
-    mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+    fresh_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
     assert runs == [1], "the English notebook ran more than once"
     _notebook(docs / "zh" / "notebooks" / "q.py", [("[markdown]", "# 标题"), ("", "print(2)")])
     from mkdocs.exceptions import PluginError
 
     with pytest.raises(PluginError, match="code cell 1 differs"):
-        mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+        fresh_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
     _notebook(docs / "zh" / "notebooks" / "q.py", [("[markdown]", "# 标题"), ("", "print(1)"), ("", "print(3)")])
     with pytest.raises(PluginError) as raised:
-        mkdocs_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
+        fresh_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
     assert str(raised.value).endswith(": code cell 2 differs (2 code cells here, 1 there)"), \
         "a cell more than the twin has is the first that differs"
 
 
-def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both_pages(tmp_path, monkeypatch):
+def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both_pages(fresh_hook, tmp_path, monkeypatch):
     from types import SimpleNamespace
 
     from mkdocs.exceptions import PluginError
@@ -545,16 +545,16 @@ def test_a_claim_contradicted_in_both_languages_fails_the_build_once_naming_both
 
     plugin = SimpleNamespace(current_language="en", default_language="en", build_languages=["en", "zh"])
     config = SimpleNamespace(plugins=Plugins(i18n=plugin), site_dir=str(tmp_path), extra_css=[], site_name="S")
-    monkeypatch.setattr(mkdocs_hook._session, "contradicted", {})
+    monkeypatch.setattr(fresh_hook._session, "contradicted", {})
     for language, page, sentence in (("en", "seeding-order.md", "x is 0"), ("zh", "zh/seeding-order.md", "x 为 0")):
         context.current().contradicted.append({"check": "p.c", "condition": "x > 1", "measured": "x = 0", "page": page,
                                     "sentence": sentence})
-        mkdocs_hook.on_page_content("<h1>T</h1>", SimpleNamespace(file=SimpleNamespace(src_path=page), url=""))
+        fresh_hook.on_page_content("<h1>T</h1>", SimpleNamespace(file=SimpleNamespace(src_path=page), url=""))
         plugin.current_language = language
         if language == "en":
-            mkdocs_hook.on_post_build(config)  # the first language: the build goes on to the next
+            fresh_hook.on_post_build(config)  # the first language: the build goes on to the next
     with pytest.raises(PluginError) as raised:
-        mkdocs_hook.on_post_build(config)
+        fresh_hook.on_post_build(config)
     message = str(raised.value)
     assert message.count("Claim contradicted") == 1
     assert "page docs/seeding-order.md: 'x is 0'" in message and "page docs/zh/seeding-order.md: 'x 为 0'" in message

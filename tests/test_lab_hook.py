@@ -71,12 +71,12 @@ def test_the_notebook_cache_is_keyed_by_the_environment(fresh_hook, tmp_path, mo
     # Another machine (here: another thread count) gets another folder; the same one in any key order the same.
     other = {**environment.fingerprint(), "threads": 999}
     monkeypatch.setattr(environment, "fingerprint", lambda: other)
-    monkeypatch.setattr(hook._session, "builds", 0)
+    monkeypatch.setattr(fresh_hook._session, "builds", 0)
     again = _jupyter_plugin()
     fresh_hook.on_config(_config(tmp_path, again))
     assert Path(again.config["cache_dir"]) != folder and Path(again.config["cache_dir"]) == _folder_for(other)
     monkeypatch.setattr(environment, "fingerprint", lambda: dict(reversed(other.items())))
-    monkeypatch.setattr(hook._session, "builds", 0)
+    monkeypatch.setattr(fresh_hook._session, "builds", 0)
     reordered = _jupyter_plugin()
     fresh_hook.on_config(_config(tmp_path, reordered))
     assert reordered.config["cache_dir"] == again.config["cache_dir"]
@@ -113,7 +113,7 @@ def test_make_serve_keeps_no_notebook_rendering_a_measuring_build_could_take_for
         fresh_hook.on_config(_config(tmp_path, served))
         assert served.config["cache"] is False
     monkeypatch.delenv("PITFALLS_DEFER")
-    monkeypatch.setattr(hook._session, "builds", 0)
+    monkeypatch.setattr(fresh_hook._session, "builds", 0)
     measuring = _jupyter_plugin()
     fresh_hook.on_config(_config(tmp_path, measuring))
     assert measuring.config["cache"] is not False
@@ -150,15 +150,15 @@ def test_a_cached_page_without_its_executed_notebook_is_rendered_again(fresh_hoo
     assert not rendered.exists()
 
 
-def test_the_converter_is_wrapped_once(fresh_hook, tmp_path):
+def test_the_converter_is_wrapped_once_for_the_plugin_that_builds(fresh_hook, tmp_path):
     from mkdocs_jupyter import plugin as jupyter_plugin
 
     original = jupyter_plugin.convert.nb2html
     fresh_hook.on_config(_config(tmp_path, _jupyter_plugin()))
     wrapped = jupyter_plugin.convert.nb2html
-    assert wrapped is not original and wrapped.pitfalls_wrapped is True
+    assert wrapped is not original and wrapped.pitfalls_original is original
     fresh_hook.on_config(_config(tmp_path, _jupyter_plugin()))
-    assert jupyter_plugin.convert.nb2html is wrapped
+    assert jupyter_plugin.convert.nb2html.pitfalls_original is original, "mkdocs-jupyter's own, not a wrapper, wrapped"
 
 
 def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(fresh_hook, tmp_path, monkeypatch):
@@ -178,12 +178,12 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
             self.notebook.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="42\n")]
 
     monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
-    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(42)\n")
-    convert = hook._keep_executed(lambda path, **options: calls.append((path, options)) or "<html>")
+    convert = fresh_hook._keep_executed(lambda path, **options: calls.append((path, options)) or "<html>")
     assert convert(str(source), execute=True, kernel_name="", theme="light") == "<html>"
-    target = hook._executed_path(str(source))
+    target = fresh_hook._executed_path(str(source))
     assert calls == [(str(target), {"execute": False, "kernel_name": "", "theme": "light"})]
     [options] = executed
     kernel = options.pop("km")
@@ -200,7 +200,7 @@ def test_the_wrapped_converter_executes_once_keeps_the_notebook_and_renders_it(f
     convert(str(source), execute=True, kernel_name="other", allow_errors=True)
     assert len(executed) == 1, "executed again although this source's executed copy exists"
     assert calls == [(str(target), {"execute": False, "kernel_name": "other", "allow_errors": True})]
-    monkeypatch.setattr(hook._session, "reexecute", True)  # REFRESH=1: executed again, with the options given
+    monkeypatch.setattr(fresh_hook._session, "reexecute", True)  # REFRESH=1: executed again, with the options given
     convert(str(source), execute=True, kernel_name="other", allow_errors=True)
     assert executed[-1]["km"].kernel_name == "other" and executed[-1]["allow_errors"] is True
 
@@ -230,29 +230,29 @@ def test_the_notebooks_to_execute_are_jobs_beside_the_experiments_and_their_page
         folder.mkdir(parents=True, exist_ok=True)
         for name in ("a.py", "b.py"):
             (folder / name).write_text("# %%\nprint(1)\n")
-    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
-    jobs = hook._notebook_jobs(config, jupyter)
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
+    jobs = fresh_hook._notebook_jobs(config, jupyter)
     assert [label for label, _ in jobs] == ["notebook a.py", "notebook b.py"], "the Chinese twins are not executed"
     jobs[0][1]()
-    assert executed == ["1"] and hook._session.executed_now == {str(docs / "notebooks" / "a.py")}
-    assert [label for label, _ in hook._notebook_jobs(config, jupyter)] == ["notebook b.py"]
+    assert executed == ["1"] and fresh_hook._session.executed_now == {str(docs / "notebooks" / "a.py")}
+    assert [label for label, _ in fresh_hook._notebook_jobs(config, jupyter)] == ["notebook b.py"]
     calls = []
-    convert = hook._keep_executed(lambda path, **options: calls.append(path) or "<html>")
+    convert = fresh_hook._keep_executed(lambda path, **options: calls.append(path) or "<html>")
     convert(str(docs / "notebooks" / "a.py"), execute=True, kernel_name="")
-    assert executed == ["1"] and calls == [str(hook._executed_path(str(docs / "notebooks" / "a.py")))], \
+    assert executed == ["1"] and calls == [str(fresh_hook._executed_path(str(docs / "notebooks" / "a.py")))], \
         "the page renders the job's executed copy, executing nothing"
-    monkeypatch.setattr(hook._session, "executed_now", set())
-    assert [label for label, _ in hook._notebook_jobs(config, jupyter)] == ["notebook b.py"], "a's copy is kept"
-    monkeypatch.setattr(hook._session, "reexecute", True)  # REFRESH=1: both again
-    assert len(hook._notebook_jobs(config, jupyter)) == 2
+    monkeypatch.setattr(fresh_hook._session, "executed_now", set())
+    assert [label for label, _ in fresh_hook._notebook_jobs(config, jupyter)] == ["notebook b.py"], "a's copy is kept"
+    monkeypatch.setattr(fresh_hook._session, "reexecute", True)  # REFRESH=1: both again
+    assert len(fresh_hook._notebook_jobs(config, jupyter)) == 2
     monkeypatch.setenv("FROZEN", "1")
-    assert hook._notebook_jobs(config, jupyter) == []
+    assert fresh_hook._notebook_jobs(config, jupyter) == []
 
 
 @pytest.mark.parametrize("path, execute", [("question.py", False), ("question.ipynb", True)])
-def test_the_wrapped_converter_passes_other_conversions_through(tmp_path, path, execute):
+def test_the_wrapped_converter_passes_other_conversions_through(fresh_hook, tmp_path, path, execute):
     calls = []
-    convert = hook._keep_executed(lambda nb_path, **options: calls.append((nb_path, options)) or "<html>")
+    convert = fresh_hook._keep_executed(lambda nb_path, **options: calls.append((nb_path, options)) or "<html>")
     assert convert(path, execute=execute, kernel_name="k", x=1) == "<html>"
     assert calls == [(path, {"execute": execute, "kernel_name": "k", "x": 1})]
 
@@ -292,16 +292,16 @@ def _notebook_page(tmp_path, src="notebooks/question.py"):
 
 
 def test_the_executed_notebook_is_published_beside_its_page(fresh_hook, tmp_path, monkeypatch):
-    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
     page = _notebook_page(tmp_path)
-    store.store_text(hook._executed_path(page.file.abs_src_path), '{"cells": []}')
+    store.store_text(fresh_hook._executed_path(page.file.abs_src_path), '{"cells": []}')
     assert fresh_hook.on_post_page("<html>", page, None) == "<html>"
     assert (tmp_path / "site" / "notebooks" / "question" / "question.ipynb").read_text() == '{"cells": []}'
     assert fresh_hook.on_post_page("<html>", page, None) == "<html>", "a rebuild publishes it again"
 
 
 def test_a_missing_executed_notebook_stops_the_build_naming_the_page(fresh_hook, tmp_path, monkeypatch):
-    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
     page = _notebook_page(tmp_path)
     with pytest.raises(PluginError) as raised:
         fresh_hook.on_post_page("<html>", page, None)
@@ -313,7 +313,7 @@ def test_a_missing_executed_notebook_stops_the_build_naming_the_page(fresh_hook,
 @pytest.mark.parametrize("src, executed_dir", [("index.md", True), ("notebooks/other.md", True),
                                                ("scripts/run.py", True), ("notebooks/question.py", False)])
 def test_other_pages_publish_no_notebook(fresh_hook, tmp_path, monkeypatch, caplog, src, executed_dir):
-    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed" if executed_dir else None)
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed" if executed_dir else None)
     page = _notebook_page(tmp_path, src)
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"):
         assert fresh_hook.on_post_page("out", page, None) == "out"
@@ -321,7 +321,7 @@ def test_other_pages_publish_no_notebook(fresh_hook, tmp_path, monkeypatch, capl
 
 
 def test_a_generated_page_without_a_source_publishes_no_notebook(fresh_hook, monkeypatch):
-    monkeypatch.setattr(hook._session, "executed_dir", Path("/nonexistent"))
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", Path("/nonexistent"))
     page = SimpleNamespace(file=SimpleNamespace(abs_src_path=None, src_path="notebooks/x.py", abs_dest_path="/x"))
     assert fresh_hook.on_post_page("out", page, None) == "out"
 
@@ -364,7 +364,7 @@ def test_the_filter_names_the_page_in_warnings_of_markdown_exec(fresh_hook, tmp_
     assert name_page.filter(outside) is True and outside.msg == "Execution of python code block exited with errors"
     # Each warning (not the info) is a failure of its page, which stops the build when the page is complete.
     failed = "exec block (without an id) exited with errors"
-    assert hook._session.failures == {"seeding-order.md": [failed, failed], "": [failed]}
+    assert build.failures == {"seeding-order.md": [failed, failed], "": [failed]}
 
 
 def test_a_failing_block_stops_the_build_at_its_page_with_its_id_and_exception(fresh_hook, tmp_path, monkeypatch):
@@ -380,7 +380,7 @@ def test_a_failing_block_stops_the_build_at_its_page_with_its_id_and_exception(f
         fresh_hook.on_page_content("<p>Traceback</p>", _page("loader-overhead.md"))
     assert str(raised.value) == ("page docs/loader-overhead.md failed (1 problem); nothing was published:\n"
                                  "  - exec block 'loader-x' exited with errors: ValueError: no good")
-    assert hook._session.failures == {}
+    assert context.current().failures == {}
 
 
 def test_a_page_that_runs_an_experiment_without_showing_its_code_stops_the_build(fresh_hook, monkeypatch, caplog):
@@ -419,12 +419,12 @@ def test_a_build_error_outside_a_page_adds_nothing(fresh_hook, caplog):
 def test_the_first_build_keeps_the_imported_modules_and_later_ones_import_afresh(fresh_hook, tmp_path):
     first = sys.modules["snippets.lab.cache"]
     fresh_hook.on_config(_config(tmp_path))
-    assert sys.modules["snippets.lab.cache"] is first and hook._session.builds == 1
+    assert sys.modules["snippets.lab.cache"] is first and fresh_hook._session.builds == 1
     first_context = sys.modules["snippets.lab.context"]
     first_context.current().refreshed.add("refreshed by the first build")
     fresh_hook.on_config(_config(tmp_path))
     second = sys.modules["snippets.lab.cache"]
-    assert second is not first and hook._session.builds == 2
+    assert second is not first and fresh_hook._session.builds == 2
     assert "refreshed by the first build" in sys.modules["snippets.lab.context"].current().refreshed, \
         "REFRESH does not re-run, in a rebuild, what the first build re-ran"
     # the hook names pages through the module the pages now import, not a stale one
@@ -521,9 +521,9 @@ def test_the_wrapped_converter_still_calls_mkdocs_jupyters(fresh_hook, tmp_path,
     assert jupyter_plugin.convert.nb2html("page.ipynb") == "<p>" and calls == ["page.ipynb"]
 
 
-def test_the_converter_defaults_to_no_execution(tmp_path):
+def test_the_converter_defaults_to_no_execution(fresh_hook, tmp_path):
     calls = []
-    convert = hook._keep_executed(lambda nb_path, **options: calls.append((nb_path, options)) or "<html>")
+    convert = fresh_hook._keep_executed(lambda nb_path, **options: calls.append((nb_path, options)) or "<html>")
     convert("question.py")
     assert calls == [("question.py", {"execute": False, "kernel_name": ""})]
 
@@ -542,16 +542,16 @@ def _no_execution(monkeypatch) -> None:
     monkeypatch.setattr(nbclient, "NotebookClient", FakeClient)
 
 
-def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(tmp_path, monkeypatch, caplog):
+def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(fresh_hook, tmp_path, monkeypatch, caplog):
     _no_execution(monkeypatch)
-    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "not" / "yet" / "there")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "not" / "yet" / "there")
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
-    convert = hook._keep_executed(lambda nb_path, **options: "<html>")
+    convert = fresh_hook._keep_executed(lambda nb_path, **options: "<html>")
     with caplog.at_level(logging.INFO, logger="mkdocs.plugins.pitfalls"):
         convert(str(source), execute=True)
     assert _pitfalls_records(caplog) == [(logging.INFO, f"pitfalls: executing notebook {source}")]
-    assert hook._executed_path(str(source)).is_file()
+    assert fresh_hook._executed_path(str(source)).is_file()
 
 
 def test_a_new_build_is_a_new_context_that_keeps_what_this_process_refreshed(fresh_hook, tmp_path):
@@ -562,7 +562,7 @@ def test_a_new_build_is_a_new_context_that_keeps_what_this_process_refreshed(fre
     fresh_hook.on_config(_config(tmp_path))
     second = sys.modules["snippets.lab.context"].current()
     assert second is not first and second.page is None and second.ran == {}
-    assert second.refreshed == {"key"} and second.refreshed is hook._session.refreshed
+    assert second.refreshed == {"key"} and second.refreshed is fresh_hook._session.refreshed
 
 
 # ---- code panels' sources, out of the pages -----------------------------------------------------------------
@@ -694,7 +694,7 @@ def test_a_frozen_build_renders_the_recorded_notebook_with_the_callers_options(f
     monkeypatch.setattr(machines, "frozen_notebook", lambda path: recorded if path == source else None)
     monkeypatch.setattr(hook, "with_alt_text", lambda page, executed: f"{page} + {executed}")
     calls = []
-    convert = hook._keep_executed(lambda nb_path, *args, **options: calls.append((nb_path, args, options)) or "<p>")
+    convert = fresh_hook._keep_executed(lambda nb_path, *args, **options: calls.append((nb_path, args, options)) or "<p>")
     assert convert(str(source), execute=True, kernel_name="k", theme="dark") == f"<p> + {recorded}"
     assert calls == [(str(recorded), (), {"execute": False, "kernel_name": "k", "theme": "dark"})]
     assert calls[0][2]["execute"] is False
@@ -704,15 +704,15 @@ def test_an_executed_notebook_goes_into_the_recording_being_made(fresh_hook, tmp
     from snippets.lab import machines
 
     _no_execution(monkeypatch)
-    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
     monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
     monkeypatch.delenv("PITFALLS_RECORD_PREVIOUS", raising=False)
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
-    hook._keep_executed(lambda nb_path, **options: "<p>")(str(source), execute=True)
+    fresh_hook._keep_executed(lambda nb_path, **options: "<p>")(str(source), execute=True)
     kept = tmp_path / "rec" / "notebooks"
     assert sorted(p.name for p in kept.iterdir()) == ["question.ipynb", "question.source-digest"]
-    assert (kept / "question.ipynb").read_bytes() == hook._executed_path(str(source)).read_bytes()
+    assert (kept / "question.ipynb").read_bytes() == fresh_hook._executed_path(str(source)).read_bytes()
 
 
 def test_a_recorded_notebook_of_this_source_is_carried_over_not_executed(fresh_hook, tmp_path, monkeypatch):
@@ -727,7 +727,7 @@ def test_a_recorded_notebook_of_this_source_is_carried_over_not_executed(fresh_h
             raise AssertionError("a notebook recorded from this source is not executed again")
 
     monkeypatch.setattr(nbclient, "NotebookClient", NoExecution)
-    monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
     recorded = jupytext.read(source)
@@ -739,8 +739,8 @@ def test_a_recorded_notebook_of_this_source_is_carried_over_not_executed(fresh_h
     writer = store.Writer(tmp_path / "rec", store.Recording("box", previous, manifest))
     monkeypatch.setattr(store, "writer", lambda find=None: writer)
     rendered = []
-    hook._keep_executed(lambda nb_path, **options: rendered.append(nb_path) or "<p>")(str(source), execute=True)
-    executed = hook._executed_path(str(source))
+    fresh_hook._keep_executed(lambda nb_path, **options: rendered.append(nb_path) or "<p>")(str(source), execute=True)
+    executed = fresh_hook._executed_path(str(source))
     assert rendered == [str(executed)], "rendered from the recorded outputs, kept where the page publishes them"
     assert "recorded 1" in executed.read_text()
     kept = tmp_path / "rec" / "notebooks"
@@ -765,7 +765,7 @@ def test_a_frozen_build_keeps_its_notebooks_apart_from_this_machines(fresh_hook,
     assert jupyter.config["cache_dir"] == str(_folder_for(environment.fingerprint()))
     monkeypatch.setenv("FROZEN", "1")
     monkeypatch.setattr(machines, "primary", lambda: SimpleNamespace(manifest={"label": "box"}))
-    monkeypatch.setattr(hook._session, "builds", 0)  # as a new process: keep the patched modules
+    monkeypatch.setattr(fresh_hook._session, "builds", 0)  # as a new process: keep the patched modules
     jupyter = _jupyter_plugin()
     fresh_hook.on_config(_config(tmp_path, jupyter))
     assert jupyter.config["cache_dir"] == str(_folder_for({"frozen": {"label": "box"}}))
@@ -783,7 +783,7 @@ def test_the_code_folder_is_made_in_a_new_site_and_rebuilt_over_an_old_one(fresh
 def test_a_failure_outside_a_page_stops_at_once_and_other_warnings_read_as_one_line(fresh_hook):
     with pytest.raises(PluginError, match=r"^the results folder cannot be read$"):
         fresh_hook.fail(None, "the results folder cannot be read")
-    assert fresh_hook._session.failures == {}
+    assert context.current().failures == {}
     assert fresh_hook._summary("") == "a warning without a message"
     assert fresh_hook._summary("  A plain warning\nwith details\n") == "A plain warning"
     assert fresh_hook._summary("Execution of python code block 'b' exited with unexpected code 3\n\n"
@@ -952,14 +952,11 @@ def test_a_named_pages_finished_html_skips_markdown_and_comes_back_whole(fresh_h
     assert fresh_hook.put_back("pitfallspage0x", "p.md") == "pitfallspage0x", "each page's tokens are put back once"
 
 
-def test_theme_templates_are_compiled_once_per_process_and_again_when_their_source_changes(monkeypatch):
+def test_theme_templates_are_compiled_once_per_process_and_again_when_their_source_changes(fresh_hook, monkeypatch):
     """MkDocs makes a Jinja2 environment for every build (each language, each make serve rebuild): the hook's
     bytecode cache compiles a theme template once, and again only when its source changed."""
     import jinja2
 
-    from snippets.lab import mkdocs_hook as hook
-
-    monkeypatch.setattr(hook, "_compiled", hook._CompiledTemplates())  # this test's own
     sources = {"main.html": "Hello {{ name }}"}
     compiled = []
 
@@ -969,7 +966,7 @@ def test_theme_templates_are_compiled_once_per_process_and_again_when_their_sour
             return super().compile(source, *args, **kwargs)
 
     def build_environment():
-        return hook.on_env(Counting(loader=jinja2.DictLoader(sources)), config=None, files=None)
+        return fresh_hook.on_env(Counting(loader=jinja2.DictLoader(sources)), config=None, files=None)
 
     assert build_environment().get_template("main.html").render(name="a") == "Hello a"
     assert build_environment().get_template("main.html").render(name="b") == "Hello b"  # the next build
@@ -977,3 +974,21 @@ def test_theme_templates_are_compiled_once_per_process_and_again_when_their_sour
     sources["main.html"] = "Bye {{ name }}"
     assert build_environment().get_template("main.html").render(name="c") == "Bye c"
     assert compiled == ["Hello {{ name }}", "Bye {{ name }}"]
+
+
+def test_mkdocs_keeps_the_plugin_and_what_it_holds_from_one_serve_rebuild_to_the_next():
+    """What outlives one build (the build count that makes a rebuild import the code afresh, the experiments
+    already refreshed, the contradictions over every language) is the plugin's: ``mkdocs serve`` loads the
+    configuration again for every rebuild, and MkDocs hands a plugin that has ``on_startup`` back as it was."""
+    from mkdocs.config import load_config
+
+    first = load_config(str(ROOT / "mkdocs.yml")).plugins["pitfalls"]
+    assert isinstance(first, hook.Pitfalls), "mkdocs.yml names the site's plugin, found by its entry point"
+    first.refreshed.add("loader.question_timing:abc")
+    try:
+        again = load_config(str(ROOT / "mkdocs.yml")).plugins["pitfalls"]
+        assert again is first and "loader.question_timing:abc" in again.refreshed
+    finally:  # the plugin is this process's from now on: another test that loads mkdocs.yml gets it as it was
+        first.refreshed.discard("loader.question_timing:abc")
+    fresh = hook.Pitfalls()
+    assert (fresh.builds, fresh.refreshed, fresh.contradicted) == (0, set(), {}), "a new process starts with nothing"

@@ -69,22 +69,22 @@ def test_the_second_language_keeps_the_code_as_imported_and_the_first_ones_contr
     monkeypatch.setattr(hook, "purge_snippets", lambda: purged.append(1))
     plugin = _i18n("en")
     config = _config(plugin)
-    hook._session.contradicted[("c", "m")] = {"pages": []}
+    fresh_hook._session.contradicted[("c", "m")] = {"pages": []}
     hook._lab("context").current().code["k"] = "body"
-    assert hook.on_config(config) is config
-    assert purged == [] and hook._session.builds == 1, "the first build of a process imports nothing afresh"
-    assert hook._session.contradicted == {}, "a new build forgets the last build's contradictions"
+    assert fresh_hook.on_config(config) is config
+    assert purged == [] and fresh_hook._session.builds == 1, "the first build of a process imports nothing afresh"
+    assert fresh_hook._session.contradicted == {}, "a new build forgets the last build's contradictions"
     assert i18n.language() == "en" and hook._lab("context").current().code == {}
-    hook._session.contradicted[("c", "m")] = {"pages": [("a.md", "s")]}
+    fresh_hook._session.contradicted[("c", "m")] = {"pages": [("a.md", "s")]}
     hook._lab("context").current().code["k"] = "body"
     plugin.current_language = "zh"
-    hook.on_config(config)
-    assert purged == [] and hook._session.builds == 2, "between languages the code stays as imported"
-    assert hook._session.contradicted == {("c", "m"): {"pages": [("a.md", "s")]}}, "raised once, after the last language"
+    fresh_hook.on_config(config)
+    assert purged == [] and fresh_hook._session.builds == 2, "between languages the code stays as imported"
+    assert fresh_hook._session.contradicted == {("c", "m"): {"pages": [("a.md", "s")]}}, "raised once, after the last language"
     assert i18n.language() == "zh" and hook._lab("context").current().code == {}, "each language writes its own panels"
     plugin.current_language = "en"
-    hook.on_config(config)
-    assert purged == [1] and hook._session.contradicted == {}, "a rebuild (mkdocs serve) imports the code as it is now"
+    fresh_hook.on_config(config)
+    assert purged == [1] and fresh_hook._session.contradicted == {}, "a rebuild (mkdocs serve) imports the code as it is now"
     assert i18n.language() == "en"
 
 
@@ -103,10 +103,10 @@ def test_the_notebook_pages_are_cached_apart_per_language(fresh_hook, tmp_path, 
     for language in ("en", "zh"):
         config = _config(_i18n(language), docs_dir=str(docs))
         config.plugins["mkdocs-jupyter"] = jupyter
-        hook._configure_notebooks(config, jupyter)
+        fresh_hook._configure_notebooks(config, jupyter)
         folders[language] = Path(jupyter.config["cache_dir"])
     assert folders["zh"] == folders["en"] / "pages-zh"
-    assert hook._session.executed_dir == folders["en"] / "executed", "one execution, shared by the languages"
+    assert fresh_hook._session.executed_dir == folders["en"] / "executed", "one execution, shared by the languages"
 
 
 # --- notebooks in Chinese ---------------------------------------------------------------------------------------
@@ -131,33 +131,33 @@ def _page(src_path: str, abs_src_path: str | None = None):
                            url=url.replace("//", "/").lstrip("/"))
 
 
-def test_alternate_links_leave_every_page_and_notebook_anchors_are_unquoted(monkeypatch):
-    monkeypatch.setattr(hook._session, "executed_dir", None)
+def test_alternate_links_leave_every_page_and_notebook_anchors_are_unquoted(fresh_hook, monkeypatch):
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", None)
     head = ('<head>\n  <link rel="alternate" href="/" hreflang="en">\n  <link rel="alternate" href="/zh/" '
             'hreflang="zh">\n<title>t</title>')
     body = ('<h2 id="%E9%97%AE%E9%A2%98">问题<a href="#%E9%97%AE%E9%A2%98">¶</a></h2>'
             '<a href="https://x.org/a%20b">x</a><a href="#plain">p</a>')
     page = head + body
-    notebook = hook.on_post_page(page, _page("zh/notebooks/question_steps.py"), None)
+    notebook = fresh_hook.on_post_page(page, _page("zh/notebooks/question_steps.py"), None)
     assert notebook == ('<head>\n<title>t</title><h2 id="问题">问题<a href="#问题">¶</a></h2>'
                         '<a href="https://x.org/a%20b">x</a><a href="#plain">p</a>')
-    other = hook.on_post_page(page, _page("zh/update-steps.md"), None)
+    other = fresh_hook.on_post_page(page, _page("zh/update-steps.md"), None)
     assert other == "<head>\n<title>t</title>" + body, "a page's own anchors are left as written"
 
 
-def test_what_plugins_write_in_english_is_translated_on_a_chinese_page_and_it_searches_its_own_index(monkeypatch):
-    monkeypatch.setattr(hook._session, "executed_dir", None)
+def test_what_plugins_write_in_english_is_translated_on_a_chinese_page_and_it_searches_its_own_index(fresh_hook, monkeypatch):
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", None)
     page = ('<script id="__config" type="application/json">{"annotate": null, "base": "../..", "features": []}'
             '</script><h2 id="a">甲<a class="headerlink" href="#a" title="Permanent link">¶</a></h2>'
             '<a aria-label="上一页: 首页" href="../">x</a><clipboard-copy aria-label="Copy to Clipboard" for="c">'
             '<span class="notice" hidden="">Copied!</span></clipboard-copy>'
             '<div class="jp-InputPrompt jp-InputArea-prompt">In\xa0[3]:</div><a title="not in any catalogue">y</a>')
-    shown = hook.on_post_page(page, _page("zh/seeding-order.md"), None)
+    shown = fresh_hook.on_post_page(page, _page("zh/seeding-order.md"), None)
     assert '"base": "../../zh/"' in shown, "a Chinese page searches zh/search/search_index.json"
     assert 'title="永久链接"' in shown and 'aria-label="上一页：首页"' in shown
     assert 'aria-label="复制到剪贴板"' in shown and ">已复制</span>" in shown and "输入 [3]：" in shown
     assert 'title="not in any catalogue"' in shown, "an attribute no catalogue translates is left as it is"
-    english = hook.on_post_page(page, _page("seeding-order.md"), None)
+    english = fresh_hook.on_post_page(page, _page("seeding-order.md"), None)
     assert english == page, "an English page is left as its plugins wrote it"
 
 
@@ -178,8 +178,8 @@ def test_the_search_index_is_split_by_language(tmp_path):
     assert json.loads((tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8")) == chinese
 
 
-def _twins(tmp_path, monkeypatch) -> Path:
-    """docs/notebooks/q.py and its Chinese twin, same code; executed copies kept under tmp_path/executed."""
+def _twins(hook, tmp_path, monkeypatch) -> Path:
+    """docs/notebooks/q.py and its Chinese twin, same code; ``hook`` keeps executed copies under tmp_path/executed."""
     monkeypatch.setattr(hook._session, "executed_dir", tmp_path / "executed")
     docs = tmp_path / "docs"
     (docs / "zh" / "notebooks").mkdir(parents=True)
@@ -189,14 +189,14 @@ def _twins(tmp_path, monkeypatch) -> Path:
     return docs
 
 
-def test_a_translated_notebooks_executed_copy_is_named_by_its_language_and_its_twins_copy(tmp_path, monkeypatch):
-    docs = _twins(tmp_path, monkeypatch)
-    english = hook._executed_path(str(docs / "notebooks" / "q.py"))
-    chinese = hook._executed_path(str(docs / "zh" / "notebooks" / "q.py"))
+def test_a_translated_notebooks_executed_copy_is_named_by_its_language_and_its_twins_copy(fresh_hook, tmp_path, monkeypatch):
+    docs = _twins(fresh_hook, tmp_path, monkeypatch)
+    english = fresh_hook._executed_path(str(docs / "notebooks" / "q.py"))
+    chinese = fresh_hook._executed_path(str(docs / "zh" / "notebooks" / "q.py"))
     assert english.parent == chinese.parent == tmp_path / "executed"
     assert english.name.startswith("q-") and chinese.name.startswith("q-zh-") and chinese.suffix == ".ipynb"
     (docs / "notebooks" / "q.py").write_text("# %% [markdown]\n# Title\n# %%\nprint(2)\n", encoding="utf-8")
-    assert hook._executed_path(str(docs / "zh" / "notebooks" / "q.py")) != chinese, \
+    assert fresh_hook._executed_path(str(docs / "zh" / "notebooks" / "q.py")) != chinese, \
         "new English outputs make a new Chinese copy"
     assert hook._twin(str(docs / "en" / "notebooks" / "q.py")) is None, "the default language has no twin"
     assert hook._twin("notebooks/q.py") is None and hook._twin("q.py") is None
@@ -205,10 +205,10 @@ def test_a_translated_notebooks_executed_copy_is_named_by_its_language_and_its_t
                                                                                    english.name)
 
 
-def test_the_converter_renders_a_translated_notebook_from_its_twins_one_execution(tmp_path, monkeypatch):
+def test_the_converter_renders_a_translated_notebook_from_its_twins_one_execution(fresh_hook, tmp_path, monkeypatch):
     import nbformat
 
-    docs = _twins(tmp_path, monkeypatch)
+    docs = _twins(fresh_hook, tmp_path, monkeypatch)
     executions, rendered = [], []
 
     class Client:  # stands for nbclient's
@@ -224,13 +224,13 @@ def test_the_converter_renders_a_translated_notebook_from_its_twins_one_executio
     import nbclient
 
     monkeypatch.setattr(nbclient, "NotebookClient", Client)
-    monkeypatch.setattr(hook._session, "reexecute", False)
+    monkeypatch.setattr(fresh_hook._session, "reexecute", False)
 
     def original(path, **options):
         rendered.append((Path(path).name, options))
         return "<html>"
 
-    convert = hook._keep_executed(original)
+    convert = fresh_hook._keep_executed(original)
     assert convert(str(docs / "zh" / "notebooks" / "q.py"), execute=True, kernel_name="k", theme="t") == "<html>"
     assert executions == [1], "the Chinese notebook's outputs come from one execution of the English one"
     names = [name for name, _ in rendered]
@@ -249,10 +249,10 @@ def test_the_converter_renders_a_translated_notebook_from_its_twins_one_executio
 def test_a_chinese_page_reads_as_one_paragraph_an_english_one_is_left_as_written(fresh_hook, monkeypatch):
     monkeypatch.setattr(context.current(), "collect_contradictions", False)
     markdown = "第一行，\n第二行。\n"
-    assert hook.on_page_markdown(markdown, _page("zh/seeding-order.md")) == "第一行，第二行。\n"
+    assert fresh_hook.on_page_markdown(markdown, _page("zh/seeding-order.md")) == "第一行，第二行。\n"
     assert i18n.language() == "zh" and context.current().page == "zh/seeding-order.md"
     assert context.current().collect_contradictions is True, "claims are collected during a build, raised at its end"
-    assert hook.on_page_markdown(markdown, _page("seeding-order.md")) == markdown
+    assert fresh_hook.on_page_markdown(markdown, _page("seeding-order.md")) == markdown
     assert i18n.language() == "en"
 
 
@@ -283,10 +283,10 @@ def test_each_contradicted_check_is_one_line_naming_every_page_that_states_it(fr
     for page, check, sentence in (("a.md", "p.one", "one"), ("zh/a.md", "p.one", "一"), ("a.md", "p.two", "two")):
         context.current().contradicted.append({"check": check, "condition": "x > 1", "measured": "x = 0", "page": page,
                                     "sentence": sentence})
-        hook.on_page_content("<h1>T</h1>", SimpleNamespace(file=SimpleNamespace(src_path=page), url=""))
+        fresh_hook.on_page_content("<h1>T</h1>", SimpleNamespace(file=SimpleNamespace(src_path=page), url=""))
     assert context.current().contradicted == []
     with pytest.raises(PluginError) as raised:
-        hook.on_post_build(_config(site_dir=str(tmp_path), extra_css=[], site_name="S"))
+        fresh_hook.on_post_build(_config(site_dir=str(tmp_path), extra_css=[], site_name="S"))
     assert str(raised.value) == (
         "Claim contradicted: check p.one (x > 1) does not hold — measured: x = 0 — stated on page docs/a.md: 'one'; "
         "page docs/zh/a.md: '一'\n"
@@ -304,9 +304,9 @@ def test_a_missing_translation_stops_the_build_at_its_page_once(fresh_hook, monk
            "or run `make translations`, which adds it there (with the translation of similar English, flagged "
            "fuzzy, where it finds one) for you to translate or check")
     with caplog.at_level(logging.WARNING, logger="mkdocs.plugins.pitfalls"), pytest.raises(PluginError) as raised:
-        hook.on_page_content("<h1>T</h1>", page)
+        fresh_hook.on_page_content("<h1>T</h1>", page)
     assert str(raised.value) == f"page docs/zh/a.md failed (1 problem); nothing was published:\n  - {why}"
-    assert hook.on_page_content("<h1>T</h1>", page).startswith("<h1>T</h1>"), "said once, for its page"
+    assert fresh_hook.on_page_content("<h1>T</h1>", page).startswith("<h1>T</h1>"), "said once, for its page"
     errors = [r.getMessage() for r in caplog.records if r.name == "mkdocs.plugins.pitfalls"]
     assert errors == [f"[page docs/zh/a.md] {why}"]
     assert context.current().missing == {("zh", "bitwise equal"): {"zh/b.md"}}, "the other page is stopped on its own build"
@@ -317,23 +317,23 @@ def test_a_contradiction_is_raised_after_the_last_language_only(fresh_hook, tmp_
 
     plugin = _i18n("en")
     config = _config(plugin, site_dir=str(tmp_path / "site"), extra_css=[], site_name="S")
-    hook._session.contradicted[("p.c", "x = 0")] = {"check": "p.c", "condition": "x > 1", "measured": "x = 0",
+    fresh_hook._session.contradicted[("p.c", "x = 0")] = {"check": "p.c", "condition": "x > 1", "measured": "x = 0",
                                            "pages": [("a.md", "x is 0")]}
-    hook.on_post_build(config)
-    assert (tmp_path / "site" / "code").is_dir() and hook._session.contradicted
+    fresh_hook.on_post_build(config)
+    assert (tmp_path / "site" / "code").is_dir() and fresh_hook._session.contradicted
     plugin.current_language = "zh"
     with pytest.raises(PluginError) as raised:
-        hook.on_post_build(config)
+        fresh_hook.on_post_build(config)
     assert str(raised.value) == ("Claim contradicted: check p.c (x > 1) does not hold — measured: x = 0 — stated on "
                                  "page docs/a.md: 'x is 0'")
-    assert hook._session.contradicted == {}, "raised once"
-    hook.on_post_build(config)  # nothing left to raise
+    assert fresh_hook._session.contradicted == {}, "raised once"
+    fresh_hook.on_post_build(config)  # nothing left to raise
 
 
 def test_a_panels_page_in_chinese_is_titled_in_chinese(fresh_hook, tmp_path):
     config = _config(_i18n("zh"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S")
     hook._lab("context").current().code["k"] = "<pre>x</pre>"
-    hook.on_post_build(config)
+    fresh_hook.on_post_build(config)
     document = (tmp_path / "site" / "code" / "k.html").read_text(encoding="utf-8")
     assert '<html lang="zh">' in document
     assert f"<title>{i18n.t_in('zh', 'Code behind a result — {site}', site='S')}</title>" in document

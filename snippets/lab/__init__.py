@@ -1,6 +1,6 @@
 """Build machinery: result cache, environment fingerprint, timing, rendering, claims.
 
-Pages name what it offers in their sentences (``names: true``, rendered by the MkDocs hook)::
+Pages name what it offers in their sentences (``names: true``, rendered by the site's MkDocs plugin)::
 
     {% set result = run(measure.training_equivalence) %}
     {{ present(result, figures.loss_curves) }}

@@ -154,7 +154,7 @@ _REFRESH_WORDS = {"": "none", "0": "none", "no": "none", "false": "none", "off":
 def refresh_mode() -> str:
     """``REFRESH`` read once for the whole build: ``"none"``, ``"all"``, ``"nontiming"`` or ``"timing"``.
 
-    The result cache and the notebook cache (in the MkDocs hook) both use it, so they never disagree.
+    The result cache and the notebook cache (in the site's MkDocs plugin) both use it, so they never disagree.
     """
     raw = os.environ.get("REFRESH", "")
     try:

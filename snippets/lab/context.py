@@ -1,7 +1,7 @@
 """The build context: the one place that says which page, in which language, is being built, and that holds what
 the build collects on the way (the experiments each page ran and showed, its claims, the translations it lacked).
 
-The MkDocs hook makes a fresh :class:`Build` for every build (``begin``) and names the page it renders
+The site's MkDocs plugin makes a fresh :class:`Build` for every build (``begin``) and names the page it renders
 (``Build.page``, ``Build.language``); the lab reads it through :func:`current`. It is passed down as a
 :class:`contextvars.ContextVar`, as :mod:`decimal` passes its context: the code of a page calls the lab without
 naming the build, and a block under :func:`using` (a test, a second build) sees its own build and leaves the
@@ -30,7 +30,7 @@ class Build:
     # where the build is
     page: str | None = None  # the page being rendered, ``docs/``-relative (``zh/loader-overhead.md``)
     language: str = DEFAULT_LANGUAGE  # the language of that page
-    # a contradicted claim is collected (the hook fails the build once, after every language), not raised
+    # a contradicted claim is collected (the plugin fails the build once, after every language), not raised
     collect_contradictions: bool = False
     # what it collected
     ran: dict[str, set[str]] = field(default_factory=dict)  # {page: experiments it ran}
@@ -49,7 +49,7 @@ class Build:
     measured_before_pages: set[str] = field(default_factory=set)
     # experiments whose results the pages show from a recording while make serve measures them (store.deferred)
     pending: dict[str | None, dict[str, float]] = field(default_factory=dict)  # {page: {experiment: its seconds}}
-    # the site's Markdown extensions, to draw recorded machines' tables like the page's (set by the hook)
+    # the site's Markdown extensions, to draw recorded machines' tables like the page's (set by the plugin)
     markdown: tuple[list, dict] = (["tables", "admonition", "attr_list", "md_in_html"], {})
     tab_sets: int = 0  # content-tab groups made so far (their ids)
     # {page: the values measured on a busy or drifting machine}: the page's one note on it (render.noise_warning)
@@ -57,9 +57,11 @@ class Build:
     # {page: the environment stamp its In short names}: tables measured there need no stamp of their own
     stamps: dict[str, str] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # {page: its title, in its language (the navigation's)}
-    # the code panels' highlighted sources, moved out of the pages ({key: HTML}): the hook writes them under code/
+    # the code panels' highlighted sources, moved out of the pages ({key: HTML}): the plugin writes them under code/
     code: dict[str, str] = field(default_factory=dict)
     aside: dict[str, dict[str, str]] = field(default_factory=dict)  # {page: {token: finished HTML}} (set_aside)
+    # what went wrong on each page ({page: [message]}; "" outside a page): the plugin stops the build at that page
+    failures: dict[str, list[str]] = field(default_factory=dict)
 
     def ran_on(self, name: str) -> None:
         if self.page:

@@ -13,7 +13,7 @@ fuzzy, and a strict build names every fuzzy or untranslated entry until a transl
 A catalogue key may hold fields, ``"{runs} runs"``: it then matches any text of that shape, and the fields it
 captured are themselves translated and put into the translation (``"{runs} 次运行"``). A text that needs a
 translation and has none is kept in English and remembered in the build context (``context.Build.missing``),
-with the page that asked; the MkDocs hook fails the build at that page, naming each.
+with the page that asked; the site's MkDocs plugin fails the build at that page, naming each.
 """
 
 from __future__ import annotations

@@ -211,7 +211,7 @@ def recorded_notebook(source: Path, lead: Recording) -> Path:
 # ---- showing the recordings ------------------------------------------------------------------------------------
 
 def _html(text: str) -> str:
-    """Markdown drawn with the site's extensions (``context.Build.markdown``, set by the MkDocs hook)."""
+    """Markdown drawn with the site's extensions (``context.Build.markdown``, set by the site's MkDocs plugin)."""
     import markdown
 
     extensions, configs = context.current().markdown

@@ -1,8 +1,10 @@
-"""MkDocs hook: tells the lab which page is rendering, keys the notebook cache to this machine, and makes
-``mkdocs serve`` rebuild with the code as it is now.
+"""The site's MkDocs plugin (``Pitfalls``, ``plugins: [pitfalls]`` in mkdocs.yml): tells the lab which page is
+rendering, keys the notebook cache to this machine, and makes ``mkdocs serve`` rebuild with the code as it is now.
+What it keeps from one build to the next is the plugin's (MkDocs keeps the plugin for every rebuild of one
+``mkdocs serve``); what one build collects is that build's ``context.Build``.
 
-* A failure is the hook's own to detect, whatever the log flags: an exec block that exits with errors
-  (markdown-exec's warning, which the hook hears even under ``-q``), a page that runs an experiment without
+* A failure is the plugin's own to detect, whatever the log flags: an exec block that exits with errors
+  (markdown-exec's warning, which the plugin hears even under ``-q``), a page that runs an experiment without
   showing its code, a missing translation, a missing executed notebook or a missing CJK font stops the build
   with a ``PluginError`` naming the page and the block, before the page (and the search index) is written.
   ``mkdocs build --strict`` alone would not: with ``-q`` or ``-v`` its warning counter sees nothing
@@ -15,7 +17,7 @@
   published next to the page and its ``.py`` source. The recipes are published under ``recipes/``.
 * A page that runs an experiment without showing its code (``snippets.lab.present`` / ``code_panel``) is a
   warning, so the strict build fails.
-* A page is prose with named values (front matter ``names: true``): the hook renders its ``{{ … }}`` with Jinja2
+* A page is prose with named values (front matter ``names: true``): the plugin renders its ``{{ … }}`` with Jinja2
   (``render_names``), naming its topic's modules and the lab's functions (``page_names``), in this process, where
   ``import snippets…`` is served from ``sys.modules``. Under ``mkdocs serve`` every rebuild after the first drops
   the ``snippets`` modules, and the recipes imported by their bare names, so an edited experiment, renderer or
@@ -47,7 +49,7 @@ from urllib.parse import unquote
 import jinja2
 
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import event_priority
+from mkdocs.plugins import BasePlugin, event_priority
 
 # torch's profiler (Kineto) prints a "USDT: … profiler_start" line at every profile, in this process and in the timing
 # workers it starts: level 6 is above every level it prints (a profiler that fails still raises in Python)
@@ -70,29 +72,6 @@ _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
 CODE_FOLDER = "code"
 
 
-class _Session:
-    """What the hook keeps from one build to the next in this process (``mkdocs build`` builds each language in
-    turn; ``mkdocs serve`` rebuilds): it outlives the purge of the ``snippets`` modules. What one build collects
-    on its pages is that build's ``context.Build``. (A plain class: mkdocs may load this file as a module it
-    does not register, where a dataclass cannot resolve its annotations.)"""
-
-    def __init__(self) -> None:
-        self.builds = 0
-        # claims contradicted, over every language: {(check, measured): {..., "pages": [(page, sentence)]}}
-        self.contradicted: dict[tuple[str, str], dict] = {}
-        # what went wrong on the page being built ({page: [message]}): each page's failures stop the build there
-        self.failures: dict[str, list[str]] = {}
-        # REFRESH: the experiments this process already re-ran (a rebuild under mkdocs serve does not re-run them)
-        self.refreshed: set[str] = set()
-        self.executed_dir: Path | None = None  # where executed notebooks are kept
-        self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
-        self.pending_notebooks: set[str] = set()  # shown as recorded while make serve measures (store.deferred)
-        self.executed_now: set[str] = set()  # notebooks executed in this build beside the experiments (prefetch)
-
-
-_session = _Session()
-
-
 def _lab(name: str):
     """The lab module ``name`` as currently imported (it may have been purged since the last build)."""
     return importlib.import_module(f"snippets.lab.{name}")
@@ -108,7 +87,7 @@ def fail(page: str | None, message: str) -> None:
     logging.getLogger("mkdocs.plugins.pitfalls").error(text)
     if page is None:
         raise PluginError(text)
-    _session.failures.setdefault(page, []).append(message)
+    _lab("context").current().failures.setdefault(page, []).append(message)
 
 
 def _summary(message: str) -> str:
@@ -127,12 +106,13 @@ class _NamePage(logging.Filter):
     """On markdown-exec's logger: names the page in its warnings and notes each one as a failure of that page."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        page = _lab("context").current().page
+        build = _lab("context").current()
+        page = build.page
         if record.levelno >= logging.WARNING:
             message = record.getMessage()
             if page:
                 record.msg, record.args = f"[page docs/{page}] {message}", ()
-            _session.failures.setdefault(page or "", []).append(_summary(message))
+            build.failures.setdefault(page or "", []).append(_summary(message))
         return True
 
 
@@ -142,7 +122,7 @@ _filter = _NamePage()
 def purge_snippets() -> list[str]:
     """Forget every imported ``snippets`` module, and every recipe imported by its bare name, so the next import
     reads the files as they are now. (The experiments already refreshed in this process stay in
-    ``_session.refreshed``: a rebuild under ``mkdocs serve`` does not re-run them all again.)"""
+    ``Pitfalls.refreshed``: a rebuild under ``mkdocs serve`` does not re-run them all again.)"""
     names = [name for name, module in list(sys.modules.items())
              if name == "snippets" or name.startswith("snippets.") or _is_recipe(module)]
     replicas = sys.modules.get("snippets.lab.replicas")
@@ -202,170 +182,6 @@ def _twin(source: str) -> Path | None:
     return None
 
 
-def _executed_path(source: str) -> Path:
-    """Where the executed copy of a percent-format notebook is kept: by this machine and the source's content.
-    In a frozen build (``FROZEN=1``), the leading recorded machine's copy, which must match the source.
-    A translated notebook's copy is keyed by its own source and its twin's executed copy."""
-    machines = _lab("machines")
-    twin = _twin(source)
-    if twin is not None:
-        assert _session.executed_dir is not None
-        digest = hashlib.sha256(Path(source).read_bytes() + _executed_path(str(twin)).name.encode()).hexdigest()[:16]
-        return _session.executed_dir / f"{Path(source).stem}-{Path(source).parts[-3]}-{digest}.ipynb"
-    if machines.frozen():
-        return machines.frozen_notebook(Path(source))
-    digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
-    assert _session.executed_dir is not None
-    mine = _session.executed_dir / f"{Path(source).stem}-{digest}.ipynb"
-    if not mine.exists() and _lab("store").deferred():  # make serve: the recording's until this machine's is made
-        try:
-            recorded = machines.frozen_notebook(Path(source))
-        except _lab("store").ArchiveError:
-            return mine
-        _session.pending_notebooks.add(source)
-        return recorded
-    return mine
-
-
-def _keep_executed(original):
-    """Wrap mkdocs-jupyter's converter: execute the notebook once with nbclient, keep the executed ``.ipynb``
-    (offered for download beside the page), and render that, unexecuted, to HTML."""
-
-    def nb2html(nb_path, execute=False, kernel_name="", **options):
-        if not execute or not str(nb_path).endswith(".py"):
-            return original(nb_path, execute=execute, kernel_name=kernel_name, **options)
-        machines = _lab("machines")
-        twin = _twin(str(nb_path))
-        if twin is not None:  # a translation: its own words, the outputs of its twin's one execution
-            executed = str(_translated(str(nb_path), twin, lambda: nb2html(str(twin), execute=True,
-                                                                           kernel_name=kernel_name, **options)))
-            return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
-        if machines.frozen() or (_lab("store").deferred() and _executed_path(nb_path).exists()):
-            # FROZEN=1: the leading machine's executed notebook, never an execution; so too under make serve until
-            # this machine has executed it (``store.deferred``)
-            executed = str(_executed_path(nb_path))
-            return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
-        recording = _recording()
-        carried = _carried(str(nb_path), recording)
-        target = _executed_path(nb_path)
-        if carried is not None:  # make record: executed from this source already, by the recording it replaces
-            # (this machine's fingerprint): its outputs are this build's, published beside the page
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(machines.recorded_notebook(Path(nb_path), recording.previous), target)
-            recording.keep_notebook(Path(nb_path), carried)
-            return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options),
-                                 str(target))
-        if _executed_already(str(nb_path), recording):
-            return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
-        _execute(str(nb_path), kernel_name, allow_errors=options.get("allow_errors", False))
-        return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
-
-    nb2html.pitfalls_wrapped = True
-    return nb2html
-
-
-def _carried(source: str, recording) -> Path | None:
-    """Under ``make record`` (not REFRESH=1): the executed copy of notebook ``source`` in the recording being
-    replaced, if it was executed from this source; it is carried over, not executed again."""
-    return recording.reuse_notebook(Path(source)) if recording is not None and not _session.reexecute else None
-
-
-def _executed_already(source: str, recording) -> bool:
-    """Whether notebook ``source`` was executed in this build beside the experiments, or here before from this
-    source (whose copy REFRESH=1 and ``make record`` do not take)."""
-    return source in _session.executed_now or (
-        _executed_path(source).exists() and not _session.reexecute and recording is None)
-
-
-def _execute(nb_path: str, kernel_name: str = "", *, allow_errors: bool = False) -> None:
-    """Execute percent-format notebook ``nb_path`` with nbclient, in a kernel of its own, into its executed copy
-    (``_executed_path``), and into the recording ``make record`` is making."""
-    import tempfile
-
-    import jupytext
-    import nbformat
-    from jupyter_client.manager import KernelManager
-    from nbclient import NotebookClient
-
-    notebook = jupytext.read(nb_path)
-    logging.getLogger("mkdocs.plugins.pitfalls").info("pitfalls: executing notebook %s", nb_path)
-    # over IPC (a Unix socket in a folder of its own), not TCP: nothing listens on the network, and the kernel
-    # has no "running over TCP without encryption" warning to print
-    with tempfile.TemporaryDirectory(prefix="pitfalls-kernel-") as sockets:
-        kernel = KernelManager(kernel_name=kernel_name or "python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
-        try:
-            # one intra-op thread, as every experiment runs: beside the experiments, two threads wait for the core
-            # they share with one (question_steps took 114 s there; with one thread 46 s, and printed the same)
-            threads = str(_lab("environment").EXPERIMENT_THREADS)
-            NotebookClient(notebook, km=kernel, allow_errors=allow_errors,
-                           resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute(
-                env={**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
-        finally:  # a kernel manager handed to nbclient is ours to shut down
-            if kernel.has_kernel:
-                kernel.shutdown_kernel(now=True)
-    target = _executed_path(nb_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _lab("store").store_text(target, nbformat.writes(notebook))
-    recording = _recording()
-    if recording is not None:  # into the recording being made by make record
-        recording.keep_notebook(Path(nb_path), target)
-
-
-def _notebook_jobs(config, jupyter) -> list[tuple[str, Callable[[], None]]]:
-    """The notebooks this build would execute when its pages render them (the default language's: a translation
-    takes its twin's outputs), as jobs for ``cache.prefetch`` to run beside the experiments that time nothing: each
-    in its own kernel, on a core of its own, instead of one after the other once the experiments are done."""
-    machines, store = _lab("machines"), _lab("store")
-    if jupyter is None or not jupyter.config.get("execute") or machines.frozen() or store.deferred():
-        return []
-    recording = _recording()
-    jobs = []
-    for pattern in jupyter.config["include"]:
-        for source in sorted(Path(config.docs_dir).glob(pattern)):
-            path = str(source)
-            if _twin(path) is not None or _carried(path, recording) is not None or _executed_already(path, recording):
-                continue
-
-            def run(path: str = path) -> None:
-                _execute(path, jupyter.config.get("kernel_name", ""),
-                         allow_errors=jupyter.config.get("allow_errors", False))
-                _session.executed_now.add(path)
-
-            jobs.append((f"notebook {source.name}", run))
-    return jobs
-
-
-def _translated(source: str, twin: Path, execute_twin) -> Path:
-    """The executed copy of translated notebook ``source``: its cells (Markdown and alt texts in its language)
-    with the outputs of ``twin``'s executed copy, matched cell by cell. Its code cells must be the twin's, so
-    the notebook runs once, in the default language, whatever the number of languages."""
-    import jupytext
-    import nbformat
-
-    target = _executed_path(source)
-    if target.exists():
-        return target
-    executed_twin = _executed_path(str(twin))
-    if not executed_twin.exists():
-        execute_twin()
-    executed = nbformat.read(executed_twin, as_version=4)
-    ran = [cell for cell in executed.cells if cell.cell_type == "code"]
-    notebook = jupytext.read(source)
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    if [cell.source for cell in code] != [cell.source for cell in ran]:
-        differing = next((n for n, (a, b) in enumerate(zip(code, ran), 1) if a.source != b.source),
-                         min(len(code), len(ran)) + 1)
-        raise PluginError(f"{source}: its code cells must be those of {twin} (they run once, there): code cell "
-                          f"{differing} differs ({len(code)} code cells here, {len(ran)} there)")
-    for mine, theirs in zip(code, ran):
-        mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
-    notebook.metadata.update({key: value for key, value in executed.metadata.items()
-                              if key in ("kernelspec", "language_info")})
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _lab("store").store_text(target, nbformat.writes(notebook))
-    return target
-
-
 NO_ALT = 'alt="No description has been provided for this image"'
 
 
@@ -391,39 +207,6 @@ def with_alt_text(page: str, executed: str) -> str:
         raise PluginError(f"{Path(executed).name}: {len(alts)} figure(s) in the notebook's outputs but "
                           f"{len(pieces) - 1} image(s) without alt text in its page")
     return pieces[0] + "".join(f'alt="{html.escape(alt, quote=True)}"{piece}' for alt, piece in zip(alts, pieces[1:]))
-
-
-def _configure_notebooks(config, jupyter) -> None:
-    from mkdocs_jupyter import plugin as jupyter_plugin
-
-    cache, environment, machines = _lab("cache"), _lab("environment"), _lab("machines")
-    # A frozen build renders the leading recorded machine's notebooks: never this machine's cached renderings.
-    keyed = {"frozen": machines.primary().manifest} if machines.frozen() else environment.fingerprint()
-    digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
-    folder = _lab("store").cache_dir().parent / "notebooks" / digest[:16]
-    # One rendering cache per language: mkdocs-jupyter evicts, after each build, what that build did not use, and
-    # mkdocs-static-i18n builds each language on its own.
-    language, _ = _build_language(config)
-    pages = folder if language == _lab("i18n").DEFAULT else folder / f"pages-{language}"
-    jupyter.config["cache_dir"] = str(pages)
-    _session.executed_dir = folder / "executed"
-    _session.reexecute = _session.builds == 1 and cache.refresh_mode() == "all"
-    # No rendering cache when make record renders what it records, nor under make serve (store.deferred), which
-    # renders a notebook from the recorded copy until this machine has executed it: a rendering kept in
-    # mkdocs-jupyter's cache (keyed by the source alone) would outlive that switch, and the measuring build, which
-    # reads the same cache, would take it for this machine's and find no executed copy beside it
-    if _session.reexecute or _recording() is not None or _lab("store").deferred():
-        jupyter.config["cache"] = False
-    if not getattr(jupyter_plugin.convert.nb2html, "pitfalls_wrapped", False):
-        jupyter_plugin.convert.nb2html = _keep_executed(jupyter_plugin.convert.nb2html)
-    _unicode_notebook_anchors(jupyter_plugin)
-    # A rendered page cached without its executed notebook (an older cache) is rendered again.
-    docs = Path(config.docs_dir)
-    for pattern in jupyter.config["include"]:
-        for source in docs.glob(pattern):
-            if not _executed_path(str(source)).exists():
-                key = jupyter_plugin._compute_cache_key(str(source), jupyter.config, True)
-                jupyter_plugin._get_cache_path(str(pages), key).unlink(missing_ok=True)
 
 
 # Finished HTML that a page names: a code panel's highlighted sources (render.deferrable) and a figure, whole.
@@ -468,55 +251,6 @@ def _unicode_notebook_anchors(jupyter_plugin) -> None:
 
     convert.slugify = lambda value: slugify_unicode(value, "-")
     jupyter_plugin.TocExtension = functools.partial(TocExtension, slugify=slugify_unicode)
-
-
-def on_config(config):
-    first = _first_language(config)
-    if _session.builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
-        found, checked = _lab("code").memo(), _lab("store").memo()
-        purge_snippets()
-        _lab("code").adopt(found)  # what reached what, kept where the modules read as they did
-        _lab("store").adopt(checked)  # the recordings checked, kept while their files are as they were
-    _session.builds += 1
-    if first:
-        _session.contradicted.clear()
-    language, _ = _build_language(config)
-    context = _lab("context")
-    # recorded machines' tables are drawn with the page's Markdown extensions
-    markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
-                if getattr(config, "markdown_extensions", None) is not None else context.Build().markdown)
-    context.begin(context.Build(language=language, refreshed=_session.refreshed, markdown=markdown))
-    if first:
-        _session.executed_now.clear()
-    jupyter = config.plugins.get("mkdocs-jupyter")
-    if jupyter is not None:
-        _configure_notebooks(config, jupyter)
-    if first and getattr(config, "docs_dir", None):  # the experiments of the topics its pages present, the timing
-        try:  # experiments' processes taking turns, then the others and the notebooks, before any page runs
-            _lab("cache").prefetch(topic_experiments(topics(config.docs_dir)), beside=_notebook_jobs(config, jupyter))
-        except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
-            raise PluginError(str(error)) from None
-    # A page's usage example imports a recipe by its bare name, as a reader's script does (``from step_budget
-    # import …``): the finder loads it from the recipe's file, ahead of any installed package of that name
-    if not any(getattr(finder, "pitfalls_recipes", False) for finder in sys.meta_path):
-        sys.meta_path.insert(0, RecipeFinder())
-    if getattr(config, "repo_url", None):
-        import os
-        config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
-    logger = logging.getLogger(_EXEC_LOGGER)
-    if _filter not in logger.filters:
-        logger.addFilter(_filter)
-    # `mkdocs -q` raises the "mkdocs" logger to ERROR, and a warning below that level is never made: this logger
-    # keeps its own level, so a failing block is heard (and shown) however the site is built.
-    logger.setLevel(logging.WARNING)
-    if first:
-        _session.failures.clear()
-        _session.pending_notebooks.clear()
-        if "zh" in _languages(config):
-            problem = _lab("fonts").problem()
-            if problem:
-                raise PluginError(problem)
-    return config
 
 
 def topic_pages(docs_dir: str | Path) -> dict[str, str]:
@@ -599,68 +333,8 @@ def published_recipe(source: str, url: str | None) -> str:
                   source, count=1, flags=re.M)
 
 
-@event_priority(-200)  # after mkdocs-static-i18n, which rebuilds the file list for each language
-def on_files(files, config):
-    """The recipes, downloadable from the site as they are in snippets/ (``recipes/<name>``, under each
-    language's folder), and the notebooks as pages in every language (mkdocs-static-i18n re-creates the files
-    mkdocs-jupyter marked as pages, which would publish a notebook's source instead of rendering it:
-    ultrabug/mkdocs-static-i18n#198)."""
-    from mkdocs.structure.files import File
-
-    language, _ = _build_language(config)
-    prefix = "" if language == _lab("i18n").DEFAULT else f"{language}/"
-    for name in RECIPES:  # as they are in snippets/: the recipes that ran
-        files.append(File.generated(config, f"{prefix}recipes/{name}",
-                                    content=published_recipe((RECIPE_DIR / name).read_text(encoding="utf-8"),
-                                                             _project_url(config))))
-    jupyter = config.plugins.get("mkdocs-jupyter")
-    if jupyter is not None:
-        from mkdocs_jupyter.plugin import NotebookFile
-
-        for file in list(files):
-            # only .py files: should_include reads every .md page with jupytext to decide
-            if (file.src_uri.endswith(".py") and not isinstance(file, NotebookFile)
-                    and jupyter.should_include(file)):
-                files.remove(file)
-                files.append(NotebookFile(file, **config))
-    plugin = _i18n_plugin(config)
-    if plugin is not None and plugin.current_language in getattr(plugin, "i18n_files_per_language", {}):
-        # the i18n sitemap lists the pages it saw: the notebooks are pages again only from here on
-        plugin.i18n_files_per_language[plugin.current_language] = files.documentation_pages()
-    return files
-
-
 _ENCODED_ANCHOR = re.compile(r'\b(id="|href="#)([^"#]*%[0-9A-F]{2}[^"#]*)"')
 _ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
-
-
-def on_post_page(output, page, config):
-    """Beside a notebook's page and its ``.py`` source: the executed ``.ipynb``, with this build's outputs.
-
-    The ``<link rel="alternate" hreflang>`` tags Material writes for the language menu are left out: Material's
-    script fetches a ``sitemap.xml`` beside each (``zh/seeding-order/sitemap.xml``), which does not exist, and
-    the site's one ``sitemap.xml`` already gives every page's alternates (``xhtml:link hreflang``)."""
-    output = _ALTERNATE_LINK.sub("", output)
-    # the Versions page's matrix: every page of this build has been rendered (mkdocs renders them all before it
-    # writes any), so every claim has been said
-    output = _lab("versions").filled(output)
-    language = _lab("i18n").language_of(page.file.src_path)
-    if language != _lab("i18n").DEFAULT:
-        output = theirs_translated(output, language)
-        if page.url.startswith(f"{language}/"):  # its pages live in <language>/, beside the default language's
-            output = _search_base(output, language)
-    if "notebooks" in page.file.src_path:  # nbconvert percent-encodes a Unicode heading's id (and its ¶ link)
-        output = _ENCODED_ANCHOR.sub(lambda m: f'{m.group(1)}{unquote(m.group(2))}"', output)
-    source = page.file.abs_src_path
-    if _session.executed_dir is not None and source and source.endswith(".py") and "notebooks" in page.file.src_path:
-        executed = _executed_path(source)
-        if executed.exists():
-            target = Path(page.file.abs_dest_path).parent / f"{Path(source).stem}.ipynb"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(executed, target)
-        else:
-            raise PluginError(f"page docs/{page.file.src_path}: its executed notebook is missing from {_session.executed_dir}")
-    return output
 
 
 # What the page's plugins write in English whatever the page's language: the headings' permalink titles (toc), the
@@ -849,75 +523,6 @@ def render_names(markdown: str, source: str, meta: dict, original: str | None = 
         where = f"line {text.count(chr(10), 0, at) + 1} ({said})" if at >= 0 else "its template"
         fail(source, f"{where}: {type(error).__name__}: {error}")
         return ""
-
-
-def on_page_markdown(markdown, page, **kwargs):
-    i18n = _lab("i18n")
-    build = _lab("context").current()
-    build.page = page.file.src_path
-    build.language = i18n.language_of(page.file.src_path)
-    build.collect_contradictions = True
-    written = markdown if build.language == i18n.DEFAULT else join_cjk_lines(markdown)
-    meta = getattr(page, "meta", None) or {}
-    if meta.get("names"):
-        source = getattr(page.file, "content_string", None)
-        rendered = render_names(written, page.file.src_path, meta, source if isinstance(source, str) else None)
-        return set_aside(rendered, page.file.src_path)
-    return written
-
-
-def on_page_content(html, page, **kwargs):
-    build = _lab("context").current()
-    build.page = None
-    source = page.file.src_path
-    html = put_back(html, source)
-    # the Versions page links each claim to its page by this title (the navigation's, in the page's language)
-    build.titles[source] = getattr(page, "title", None) or source
-    # Every experiment a page runs has its code shown on that page (provenance.present / code_panel).
-    ran = build.ran.get(source, set())
-    shown = build.shown.get(source, set())
-    for name in sorted(ran - shown):
-        fail(source, f"runs experiment {name} but never shows its code: print present(result, renderer) "
-                     "or code_panel(result) from snippets.lab beside what it produced")
-    # make translations collects the texts without a translation for the catalogues, and says them at the end
-    missing = {} if os.environ.get(TRANSLATIONS_ENV) else build.missing
-    for (language, text), pages in sorted(missing.items()):
-        waiting = _lab("i18n").pending(language).get(text)
-        if source in pages and waiting:
-            fail(source, f"no {language} translation for {text!r}: its entry {waiting}")
-            pages.discard(source)
-        elif source in pages:
-            fail(source, f"no {language} translation for {text!r}: add it to the {language}.po catalogue beside the "
-                         "code that prints it, or run `make translations`, which adds it there (with the translation "
-                         "of similar English, flagged fuzzy, where it finds one) for you to translate or check")
-            pages.discard(source)
-    for (language, text), pages in sorted(build.twice.items()):
-        if source in pages:
-            fail(source, f"{text!r} is already a {language} translation and was handed to t() again: translate "
-                         "the English template once, then fill in its fields")
-            pages.discard(source)
-    failures = _session.failures.pop(source, []) + _session.failures.pop("", [])
-    if failures:  # before the page is written: no traceback reaches the site or its search index
-        raise PluginError(f"page docs/{source} failed ({len(failures)} problem{'s' if len(failures) > 1 else ''}"
-                          "); nothing was published:\n" + "\n".join(f"  - {line}" for line in failures))
-    for claim in build.contradicted:
-        entry = _session.contradicted.setdefault((claim["check"], claim["measured"]), {**claim, "pages": []})
-        entry["pages"].append((claim["page"], claim["sentence"]))
-    build.contradicted.clear()
-    html = with_measuring_note(html, build.pending.get(source))
-    html = with_conditions_note(html, build.conditions.pop(source, None))
-    if build.language == "en":
-        html = _lab("claims").capitalised(html)
-    elif build.language == "zh":
-        html = close_cjk_spacing(html)
-    html = _with_legend(html)
-    # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
-    from mkdocs.utils import get_relative_url
-
-    provenance = _lab("provenance")
-    html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
-    _lab("context").current().code.update(bodies)
-    return collapsed(in_parts(sized_code_blocks(html)), (getattr(page, "meta", None) or {}).get("collapsed"), source)
 
 
 def with_conditions_note(html: str, entries: list | None) -> str:
@@ -1231,80 +836,6 @@ class _CompiledTemplates(jinja2.BytecodeCache):
         self.codes[bucket.key] = (bucket.checksum, bucket.code)
 
 
-_compiled = _CompiledTemplates()
-
-
-def on_env(env, config, files):
-    env.bytecode_cache = _compiled
-    return env
-
-
-def on_post_build(config):
-    """Write the code panels' sources, each a page of its own styled like the site, under ``code/``; take the
-    palette-switching rule of Material's palette stylesheet to the toggle (``switching_rule_keyed_to_the_toggle``)."""
-    site = Path(config.site_dir)
-    switching_rule_keyed_to_the_toggle(site)
-    if not getattr(config, "site_url", None):  # a sitemap lists absolute addresses: with no SITE_URL there is none to give
-        for sitemap in [*site.glob("sitemap.xml*"), *site.glob("*/sitemap.xml*")]:
-            sitemap.unlink()
-    sheets = sorted(site.glob("assets/stylesheets/main.*.min.css")) + sorted(
-        site.glob("assets/stylesheets/palette.*.min.css")) + [site / css for css in config.extra_css]
-    hrefs = [f"../{sheet.relative_to(site).as_posix()}" for sheet in sheets if sheet.is_file()]
-    provenance = _lab("provenance")
-    (site / CODE_FOLDER).mkdir(parents=True, exist_ok=True)
-    language, last = _build_language(config)
-    i18n = _lab("i18n")
-    build = _lab("context").current()
-    build.language = language
-    for key, body in build.code.items():
-        (site / CODE_FOLDER / f"{key}.html").write_text(provenance.fragment_document(
-            body, title=i18n.t("Code behind a result — {site}", site=config.site_name), stylesheets=hrefs),
-            encoding="utf-8")
-    if _lab("store").deferred():  # what make serve's measuring build has to measure, and how long it took there
-        pending = {name: seconds for page in build.pending.values() for name, seconds in page.items()}
-        _lab("store").store_text(_lab("store").pending_path(), json.dumps(
-            {"experiments": pending, "notebooks": sorted(_session.pending_notebooks)}, sort_keys=True))
-    if _whole_site(config):  # what the build measured before the pages ran, each run by a page
-        idle = idle_experiments(topics(config.docs_dir), set().union(*build.ran.values()))
-        if idle:
-            raise PluginError(f"{len(idle)} experiment{'s' if len(idle) > 1 else ''} of the pages' topics that no "
-                              "page runs, measured for nothing: show each on a page, or remove it: " + ", ".join(idle))
-    if language != i18n.DEFAULT and os.environ.get(TRANSLATIONS_ENV):  # make translations: what the pages printed
-        missing = sorted(text for lang, text in build.missing if lang == language)
-        _lab("store").store_text(Path(os.environ[TRANSLATIONS_ENV]), json.dumps(
-            {"language": language, "used": sorted(build.used), "missing": missing}, ensure_ascii=False))
-    elif language != i18n.DEFAULT and _whole_site(config):
-        left = i18n.unused(language, build.used)
-        if left:  # an entry no page printed: a template that drifted from its English, or one nobody uses
-            raise PluginError(f"{len(left)} {language} catalogue entr{'ies' if len(left) > 1 else 'y'} no page used "
-                              "(run `make translations`, which drops them, or give the entry a translator comment "
-                              "'# unused: why' in its catalogue): " + "; ".join(repr(key) for key in left))
-    if language != i18n.DEFAULT and not os.environ.get(TRANSLATIONS_ENV):
-        waiting = i18n.pending(language)
-        if waiting:  # the usual gettext workflow: nothing fuzzy or untranslated is published
-            raise PluginError(f"{len(waiting)} {language} catalogue entr{'ies' if len(waiting) > 1 else 'y'} to "
-                              "check: " + "; ".join(f"{key!r} {state}" for key, state in waiting.items()))
-    if last:  # the timing workers measured what this build needed: none outlives it (mkdocs serve goes on)
-        replicas = sys.modules.get("snippets.lab.replicas")
-        if replicas is not None:
-            replicas.close_all()
-    if last and _session.contradicted:
-        failures = list(_session.contradicted.values())
-        _session.contradicted.clear()
-        message = "\n".join(
-            f"Claim contradicted: check {claim['check']} ({claim['condition']}) does not hold — measured: "
-            f"{claim['measured']} — stated on " + "; ".join(f"page docs/{page}: {sentence!r}"
-                                                             for page, sentence in claim["pages"])
-            for claim in failures)
-        if os.environ.get("PITFALLS_RECORD"):
-            # make record: what was measured is recorded all the same. A claim that does not hold on this machine
-            # (or this torch release) is then shown failing there, in the claim's tip and on the Torch versions
-            # page, by every build that reads the recording; only a build's own results fail it. Said on stderr,
-            # not through mkdocs' logger, which would make the strict build fail on the warning.
-            print(f"{message}\nmake record: recorded all the same; builds that read this recording show the claim "
-                  f"failing on it", file=sys.stderr)
-        else:
-            raise PluginError(message)
 
 
 _CONFIG_BASE = re.compile(r'(<script id="__config" type="application/json">\{"annotate": [^,]*, "base": ")([^"]*)(")')
@@ -1322,10 +853,466 @@ def _whole_site(config) -> bool:
     return Path(getattr(config, "docs_dir", "") or ".").resolve() == (Path(__file__).resolve().parents[2] / "docs")
 
 
-def on_build_error(error, **kwargs):
-    # An exception escaped a page's Markdown conversion (for example a missing --8<-- include):
-    # say which page, so the traceback that follows has a name.
-    page = _lab("context").current().page
-    if page:
-        logging.getLogger("mkdocs.plugins.pitfalls").error(
-            "Building page docs/%s failed: %s: %s", page, type(error).__name__, error)
+class Pitfalls(BasePlugin):
+    """The site's MkDocs plugin (``plugins: [pitfalls]``), and what it keeps from one build to the next in this
+    process: ``mkdocs build`` builds each language in turn, ``mkdocs serve`` rebuilds, and MkDocs keeps a plugin
+    that has ``on_startup`` for every rebuild of one ``mkdocs serve``. What one build collects on its pages is that
+    build's ``context.Build``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.builds = 0
+        # claims contradicted, over every language: {(check, measured): {..., "pages": [(page, sentence)]}}
+        self.contradicted: dict[tuple[str, str], dict] = {}
+        # REFRESH: the experiments this process already re-ran (a rebuild under mkdocs serve does not re-run them)
+        self.refreshed: set[str] = set()
+        self.executed_dir: Path | None = None  # where executed notebooks are kept
+        self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
+        self.pending_notebooks: set[str] = set()  # shown as recorded while make serve measures (store.deferred)
+        self.executed_now: set[str] = set()  # notebooks executed in this build beside the experiments (prefetch)
+        self.templates = _CompiledTemplates()  # the theme's templates, compiled once per process
+
+    def on_startup(self, *, command, dirty) -> None:
+        """Present so that MkDocs keeps this plugin, and what it holds, from one ``mkdocs serve`` rebuild to the
+        next."""
+
+    def _executed_path(self, source: str) -> Path:
+        """Where the executed copy of a percent-format notebook is kept: by this machine and the source's content.
+        In a frozen build (``FROZEN=1``), the leading recorded machine's copy, which must match the source.
+        A translated notebook's copy is keyed by its own source and its twin's executed copy."""
+        machines = _lab("machines")
+        twin = _twin(source)
+        if twin is not None:
+            assert self.executed_dir is not None
+            digest = hashlib.sha256(Path(source).read_bytes() + self._executed_path(str(twin)).name.encode()).hexdigest()[:16]
+            return self.executed_dir / f"{Path(source).stem}-{Path(source).parts[-3]}-{digest}.ipynb"
+        if machines.frozen():
+            return machines.frozen_notebook(Path(source))
+        digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16]
+        assert self.executed_dir is not None
+        mine = self.executed_dir / f"{Path(source).stem}-{digest}.ipynb"
+        if not mine.exists() and _lab("store").deferred():  # make serve: the recording's until this machine's is made
+            try:
+                recorded = machines.frozen_notebook(Path(source))
+            except _lab("store").ArchiveError:
+                return mine
+            self.pending_notebooks.add(source)
+            return recorded
+        return mine
+
+    def _keep_executed(self, original):
+        """Wrap mkdocs-jupyter's converter: execute the notebook once with nbclient, keep the executed ``.ipynb``
+        (offered for download beside the page), and render that, unexecuted, to HTML."""
+
+        def nb2html(nb_path, execute=False, kernel_name="", **options):
+            if not execute or not str(nb_path).endswith(".py"):
+                return original(nb_path, execute=execute, kernel_name=kernel_name, **options)
+            machines = _lab("machines")
+            twin = _twin(str(nb_path))
+            if twin is not None:  # a translation: its own words, the outputs of its twin's one execution
+                executed = str(self._translated(str(nb_path), twin, lambda: nb2html(str(twin), execute=True,
+                                                                               kernel_name=kernel_name, **options)))
+                return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
+            if machines.frozen() or (_lab("store").deferred() and self._executed_path(nb_path).exists()):
+                # FROZEN=1: the leading machine's executed notebook, never an execution; so too under make serve until
+                # this machine has executed it (``store.deferred``)
+                executed = str(self._executed_path(nb_path))
+                return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
+            recording = _recording()
+            carried = self._carried(str(nb_path), recording)
+            target = self._executed_path(nb_path)
+            if carried is not None:  # make record: executed from this source already, by the recording it replaces
+                # (this machine's fingerprint): its outputs are this build's, published beside the page
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(machines.recorded_notebook(Path(nb_path), recording.previous), target)
+                recording.keep_notebook(Path(nb_path), carried)
+                return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options),
+                                     str(target))
+            if self._executed_already(str(nb_path), recording):
+                return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
+            self._execute(str(nb_path), kernel_name, allow_errors=options.get("allow_errors", False))
+            return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
+
+        nb2html.pitfalls_original = original
+        return nb2html
+
+    def _carried(self, source: str, recording) -> Path | None:
+        """Under ``make record`` (not REFRESH=1): the executed copy of notebook ``source`` in the recording being
+        replaced, if it was executed from this source; it is carried over, not executed again."""
+        return recording.reuse_notebook(Path(source)) if recording is not None and not self.reexecute else None
+
+    def _executed_already(self, source: str, recording) -> bool:
+        """Whether notebook ``source`` was executed in this build beside the experiments, or here before from this
+        source (whose copy REFRESH=1 and ``make record`` do not take)."""
+        return source in self.executed_now or (
+            self._executed_path(source).exists() and not self.reexecute and recording is None)
+
+    def _execute(self, nb_path: str, kernel_name: str = "", *, allow_errors: bool = False) -> None:
+        """Execute percent-format notebook ``nb_path`` with nbclient, in a kernel of its own, into its executed copy
+        (``_executed_path``), and into the recording ``make record`` is making."""
+        import tempfile
+
+        import jupytext
+        import nbformat
+        from jupyter_client.manager import KernelManager
+        from nbclient import NotebookClient
+
+        notebook = jupytext.read(nb_path)
+        logging.getLogger("mkdocs.plugins.pitfalls").info("pitfalls: executing notebook %s", nb_path)
+        # over IPC (a Unix socket in a folder of its own), not TCP: nothing listens on the network, and the kernel
+        # has no "running over TCP without encryption" warning to print
+        with tempfile.TemporaryDirectory(prefix="pitfalls-kernel-") as sockets:
+            kernel = KernelManager(kernel_name=kernel_name or "python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+            try:
+                # one intra-op thread, as every experiment runs: beside the experiments, two threads wait for the core
+                # they share with one (question_steps took 114 s there; with one thread 46 s, and printed the same)
+                threads = str(_lab("environment").EXPERIMENT_THREADS)
+                NotebookClient(notebook, km=kernel, allow_errors=allow_errors,
+                               resources={"metadata": {"path": str(Path(nb_path).parent)}}).execute(
+                    env={**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads})
+            finally:  # a kernel manager handed to nbclient is ours to shut down
+                if kernel.has_kernel:
+                    kernel.shutdown_kernel(now=True)
+        target = self._executed_path(nb_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _lab("store").store_text(target, nbformat.writes(notebook))
+        recording = _recording()
+        if recording is not None:  # into the recording being made by make record
+            recording.keep_notebook(Path(nb_path), target)
+
+    def _notebook_jobs(self, config, jupyter) -> list[tuple[str, Callable[[], None]]]:
+        """The notebooks this build would execute when its pages render them (the default language's: a translation
+        takes its twin's outputs), as jobs for ``cache.prefetch`` to run beside the experiments that time nothing: each
+        in its own kernel, on a core of its own, instead of one after the other once the experiments are done."""
+        machines, store = _lab("machines"), _lab("store")
+        if jupyter is None or not jupyter.config.get("execute") or machines.frozen() or store.deferred():
+            return []
+        recording = _recording()
+        jobs = []
+        for pattern in jupyter.config["include"]:
+            for source in sorted(Path(config.docs_dir).glob(pattern)):
+                path = str(source)
+                if _twin(path) is not None or self._carried(path, recording) is not None or self._executed_already(path, recording):
+                    continue
+
+                def run(path: str = path) -> None:
+                    self._execute(path, jupyter.config.get("kernel_name", ""),
+                             allow_errors=jupyter.config.get("allow_errors", False))
+                    self.executed_now.add(path)
+
+                jobs.append((f"notebook {source.name}", run))
+        return jobs
+
+    def _translated(self, source: str, twin: Path, execute_twin) -> Path:
+        """The executed copy of translated notebook ``source``: its cells (Markdown and alt texts in its language)
+        with the outputs of ``twin``'s executed copy, matched cell by cell. Its code cells must be the twin's, so
+        the notebook runs once, in the default language, whatever the number of languages."""
+        import jupytext
+        import nbformat
+
+        target = self._executed_path(source)
+        if target.exists():
+            return target
+        executed_twin = self._executed_path(str(twin))
+        if not executed_twin.exists():
+            execute_twin()
+        executed = nbformat.read(executed_twin, as_version=4)
+        ran = [cell for cell in executed.cells if cell.cell_type == "code"]
+        notebook = jupytext.read(source)
+        code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+        if [cell.source for cell in code] != [cell.source for cell in ran]:
+            differing = next((n for n, (a, b) in enumerate(zip(code, ran), 1) if a.source != b.source),
+                             min(len(code), len(ran)) + 1)
+            raise PluginError(f"{source}: its code cells must be those of {twin} (they run once, there): code cell "
+                              f"{differing} differs ({len(code)} code cells here, {len(ran)} there)")
+        for mine, theirs in zip(code, ran):
+            mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
+        notebook.metadata.update({key: value for key, value in executed.metadata.items()
+                                  if key in ("kernelspec", "language_info")})
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _lab("store").store_text(target, nbformat.writes(notebook))
+        return target
+
+    def _configure_notebooks(self, config, jupyter) -> None:
+        from mkdocs_jupyter import plugin as jupyter_plugin
+
+        cache, environment, machines = _lab("cache"), _lab("environment"), _lab("machines")
+        # A frozen build renders the leading recorded machine's notebooks: never this machine's cached renderings.
+        keyed = {"frozen": machines.primary().manifest} if machines.frozen() else environment.fingerprint()
+        digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
+        folder = _lab("store").cache_dir().parent / "notebooks" / digest[:16]
+        # One rendering cache per language: mkdocs-jupyter evicts, after each build, what that build did not use, and
+        # mkdocs-static-i18n builds each language on its own.
+        language, _ = _build_language(config)
+        pages = folder if language == _lab("i18n").DEFAULT else folder / f"pages-{language}"
+        jupyter.config["cache_dir"] = str(pages)
+        self.executed_dir = folder / "executed"
+        self.reexecute = self.builds == 1 and cache.refresh_mode() == "all"
+        # No rendering cache when make record renders what it records, nor under make serve (store.deferred), which
+        # renders a notebook from the recorded copy until this machine has executed it: a rendering kept in
+        # mkdocs-jupyter's cache (keyed by the source alone) would outlive that switch, and the measuring build, which
+        # reads the same cache, would take it for this machine's and find no executed copy beside it
+        if self.reexecute or _recording() is not None or _lab("store").deferred():
+            jupyter.config["cache"] = False
+        # mkdocs-jupyter's own converter, wrapped for this plugin (a test's plugin after another's: the latest)
+        original = getattr(jupyter_plugin.convert.nb2html, "pitfalls_original", jupyter_plugin.convert.nb2html)
+        jupyter_plugin.convert.nb2html = self._keep_executed(original)
+        _unicode_notebook_anchors(jupyter_plugin)
+        # A rendered page cached without its executed notebook (an older cache) is rendered again.
+        docs = Path(config.docs_dir)
+        for pattern in jupyter.config["include"]:
+            for source in docs.glob(pattern):
+                if not self._executed_path(str(source)).exists():
+                    key = jupyter_plugin._compute_cache_key(str(source), jupyter.config, True)
+                    jupyter_plugin._get_cache_path(str(pages), key).unlink(missing_ok=True)
+
+    def on_config(self, config):
+        first = _first_language(config)
+        if self.builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
+            found, checked = _lab("code").memo(), _lab("store").memo()
+            purge_snippets()
+            _lab("code").adopt(found)  # what reached what, kept where the modules read as they did
+            _lab("store").adopt(checked)  # the recordings checked, kept while their files are as they were
+        self.builds += 1
+        if first:
+            self.contradicted.clear()
+        language, _ = _build_language(config)
+        context = _lab("context")
+        # recorded machines' tables are drawn with the page's Markdown extensions
+        markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
+                    if getattr(config, "markdown_extensions", None) is not None else context.Build().markdown)
+        context.begin(context.Build(language=language, refreshed=self.refreshed, markdown=markdown))
+        if first:
+            self.executed_now.clear()
+        jupyter = config.plugins.get("mkdocs-jupyter")
+        if jupyter is not None:
+            self._configure_notebooks(config, jupyter)
+        if first and getattr(config, "docs_dir", None):  # the experiments of the topics its pages present, the timing
+            try:  # experiments' processes taking turns, then the others and the notebooks, before any page runs
+                _lab("cache").prefetch(topic_experiments(topics(config.docs_dir)), beside=self._notebook_jobs(config, jupyter))
+            except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
+                raise PluginError(str(error)) from None
+        # A page's usage example imports a recipe by its bare name, as a reader's script does (``from step_budget
+        # import …``): the finder loads it from the recipe's file, ahead of any installed package of that name
+        if not any(getattr(finder, "pitfalls_recipes", False) for finder in sys.meta_path):
+            sys.meta_path.insert(0, RecipeFinder())
+        if getattr(config, "repo_url", None):
+            config.edit_uri = f"edit/{os.environ.get('REPO_BRANCH', 'main')}/docs/"
+        logger = logging.getLogger(_EXEC_LOGGER)
+        if _filter not in logger.filters:
+            logger.addFilter(_filter)
+        # `mkdocs -q` raises the "mkdocs" logger to ERROR, and a warning below that level is never made: this logger
+        # keeps its own level, so a failing block is heard (and shown) however the site is built.
+        logger.setLevel(logging.WARNING)
+        if first:
+            self.pending_notebooks.clear()
+            if "zh" in _languages(config):
+                problem = _lab("fonts").problem()
+                if problem:
+                    raise PluginError(problem)
+        return config
+
+    @event_priority(-200)  # after mkdocs-static-i18n, which rebuilds the file list for each language
+    def on_files(self, files, config):
+        """The recipes, downloadable from the site as they are in snippets/ (``recipes/<name>``, under each
+        language's folder), and the notebooks as pages in every language (mkdocs-static-i18n re-creates the files
+        mkdocs-jupyter marked as pages, which would publish a notebook's source instead of rendering it:
+        ultrabug/mkdocs-static-i18n#198)."""
+        from mkdocs.structure.files import File
+
+        language, _ = _build_language(config)
+        prefix = "" if language == _lab("i18n").DEFAULT else f"{language}/"
+        for name in RECIPES:  # as they are in snippets/: the recipes that ran
+            files.append(File.generated(config, f"{prefix}recipes/{name}",
+                                        content=published_recipe((RECIPE_DIR / name).read_text(encoding="utf-8"),
+                                                                 _project_url(config))))
+        jupyter = config.plugins.get("mkdocs-jupyter")
+        if jupyter is not None:
+            from mkdocs_jupyter.plugin import NotebookFile
+
+            for file in list(files):
+                # only .py files: should_include reads every .md page with jupytext to decide
+                if (file.src_uri.endswith(".py") and not isinstance(file, NotebookFile)
+                        and jupyter.should_include(file)):
+                    files.remove(file)
+                    files.append(NotebookFile(file, **config))
+        plugin = _i18n_plugin(config)
+        if plugin is not None and plugin.current_language in getattr(plugin, "i18n_files_per_language", {}):
+            # the i18n sitemap lists the pages it saw: the notebooks are pages again only from here on
+            plugin.i18n_files_per_language[plugin.current_language] = files.documentation_pages()
+        return files
+
+    def on_post_page(self, output, page, config):
+        """Beside a notebook's page and its ``.py`` source: the executed ``.ipynb``, with this build's outputs.
+
+        The ``<link rel="alternate" hreflang>`` tags Material writes for the language menu are left out: Material's
+        script fetches a ``sitemap.xml`` beside each (``zh/seeding-order/sitemap.xml``), which does not exist, and
+        the site's one ``sitemap.xml`` already gives every page's alternates (``xhtml:link hreflang``)."""
+        output = _ALTERNATE_LINK.sub("", output)
+        # the Versions page's matrix: every page of this build has been rendered (mkdocs renders them all before it
+        # writes any), so every claim has been said
+        output = _lab("versions").filled(output)
+        language = _lab("i18n").language_of(page.file.src_path)
+        if language != _lab("i18n").DEFAULT:
+            output = theirs_translated(output, language)
+            if page.url.startswith(f"{language}/"):  # its pages live in <language>/, beside the default language's
+                output = _search_base(output, language)
+        if "notebooks" in page.file.src_path:  # nbconvert percent-encodes a Unicode heading's id (and its ¶ link)
+            output = _ENCODED_ANCHOR.sub(lambda m: f'{m.group(1)}{unquote(m.group(2))}"', output)
+        source = page.file.abs_src_path
+        if self.executed_dir is not None and source and source.endswith(".py") and "notebooks" in page.file.src_path:
+            executed = self._executed_path(source)
+            if executed.exists():
+                target = Path(page.file.abs_dest_path).parent / f"{Path(source).stem}.ipynb"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(executed, target)
+            else:
+                raise PluginError(f"page docs/{page.file.src_path}: its executed notebook is missing from {self.executed_dir}")
+        return output
+
+    def on_page_markdown(self, markdown, page, **kwargs):
+        i18n = _lab("i18n")
+        build = _lab("context").current()
+        build.page = page.file.src_path
+        build.language = i18n.language_of(page.file.src_path)
+        build.collect_contradictions = True
+        written = markdown if build.language == i18n.DEFAULT else join_cjk_lines(markdown)
+        meta = getattr(page, "meta", None) or {}
+        if meta.get("names"):
+            source = getattr(page.file, "content_string", None)
+            rendered = render_names(written, page.file.src_path, meta, source if isinstance(source, str) else None)
+            return set_aside(rendered, page.file.src_path)
+        return written
+
+    def on_page_content(self, html, page, **kwargs):
+        build = _lab("context").current()
+        build.page = None
+        source = page.file.src_path
+        html = put_back(html, source)
+        # the Versions page links each claim to its page by this title (the navigation's, in the page's language)
+        build.titles[source] = getattr(page, "title", None) or source
+        # Every experiment a page runs has its code shown on that page (provenance.present / code_panel).
+        ran = build.ran.get(source, set())
+        shown = build.shown.get(source, set())
+        for name in sorted(ran - shown):
+            fail(source, f"runs experiment {name} but never shows its code: print present(result, renderer) "
+                         "or code_panel(result) from snippets.lab beside what it produced")
+        # make translations collects the texts without a translation for the catalogues, and says them at the end
+        missing = {} if os.environ.get(TRANSLATIONS_ENV) else build.missing
+        for (language, text), pages in sorted(missing.items()):
+            waiting = _lab("i18n").pending(language).get(text)
+            if source in pages and waiting:
+                fail(source, f"no {language} translation for {text!r}: its entry {waiting}")
+                pages.discard(source)
+            elif source in pages:
+                fail(source, f"no {language} translation for {text!r}: add it to the {language}.po catalogue beside the "
+                             "code that prints it, or run `make translations`, which adds it there (with the translation "
+                             "of similar English, flagged fuzzy, where it finds one) for you to translate or check")
+                pages.discard(source)
+        for (language, text), pages in sorted(build.twice.items()):
+            if source in pages:
+                fail(source, f"{text!r} is already a {language} translation and was handed to t() again: translate "
+                             "the English template once, then fill in its fields")
+                pages.discard(source)
+        failures = build.failures.pop(source, []) + build.failures.pop("", [])
+        if failures:  # before the page is written: no traceback reaches the site or its search index
+            raise PluginError(f"page docs/{source} failed ({len(failures)} problem{'s' if len(failures) > 1 else ''}"
+                              "); nothing was published:\n" + "\n".join(f"  - {line}" for line in failures))
+        for claim in build.contradicted:
+            entry = self.contradicted.setdefault((claim["check"], claim["measured"]), {**claim, "pages": []})
+            entry["pages"].append((claim["page"], claim["sentence"]))
+        build.contradicted.clear()
+        html = with_measuring_note(html, build.pending.get(source))
+        html = with_conditions_note(html, build.conditions.pop(source, None))
+        if build.language == "en":
+            html = _lab("claims").capitalised(html)
+        elif build.language == "zh":
+            html = close_cjk_spacing(html)
+        html = _with_legend(html)
+        # The panels' sources leave the page (a phone parses the page before it can respond): see provenance.defer.
+        from mkdocs.utils import get_relative_url
+
+        provenance = _lab("provenance")
+        html, bodies = provenance.defer(provenance.listings(html), get_relative_url(f"{CODE_FOLDER}/", page.url))
+        _lab("context").current().code.update(bodies)
+        return collapsed(in_parts(sized_code_blocks(html)), (getattr(page, "meta", None) or {}).get("collapsed"), source)
+
+    def on_env(self, env, config, files):
+        env.bytecode_cache = self.templates
+        return env
+
+    def on_post_build(self, config):
+        """Write the code panels' sources, each a page of its own styled like the site, under ``code/``; take the
+        palette-switching rule of Material's palette stylesheet to the toggle (``switching_rule_keyed_to_the_toggle``)."""
+        site = Path(config.site_dir)
+        switching_rule_keyed_to_the_toggle(site)
+        if not getattr(config, "site_url", None):  # a sitemap lists absolute addresses: with no SITE_URL there is none to give
+            for sitemap in [*site.glob("sitemap.xml*"), *site.glob("*/sitemap.xml*")]:
+                sitemap.unlink()
+        sheets = sorted(site.glob("assets/stylesheets/main.*.min.css")) + sorted(
+            site.glob("assets/stylesheets/palette.*.min.css")) + [site / css for css in config.extra_css]
+        hrefs = [f"../{sheet.relative_to(site).as_posix()}" for sheet in sheets if sheet.is_file()]
+        provenance = _lab("provenance")
+        (site / CODE_FOLDER).mkdir(parents=True, exist_ok=True)
+        language, last = _build_language(config)
+        i18n = _lab("i18n")
+        build = _lab("context").current()
+        build.language = language
+        for key, body in build.code.items():
+            (site / CODE_FOLDER / f"{key}.html").write_text(provenance.fragment_document(
+                body, title=i18n.t("Code behind a result — {site}", site=config.site_name), stylesheets=hrefs),
+                encoding="utf-8")
+        if _lab("store").deferred():  # what make serve's measuring build has to measure, and how long it took there
+            pending = {name: seconds for page in build.pending.values() for name, seconds in page.items()}
+            _lab("store").store_text(_lab("store").pending_path(), json.dumps(
+                {"experiments": pending, "notebooks": sorted(self.pending_notebooks)}, sort_keys=True))
+        if _whole_site(config):  # what the build measured before the pages ran, each run by a page
+            idle = idle_experiments(topics(config.docs_dir), set().union(*build.ran.values()))
+            if idle:
+                raise PluginError(f"{len(idle)} experiment{'s' if len(idle) > 1 else ''} of the pages' topics that no "
+                                  "page runs, measured for nothing: show each on a page, or remove it: " + ", ".join(idle))
+        if language != i18n.DEFAULT and os.environ.get(TRANSLATIONS_ENV):  # make translations: what the pages printed
+            missing = sorted(text for lang, text in build.missing if lang == language)
+            _lab("store").store_text(Path(os.environ[TRANSLATIONS_ENV]), json.dumps(
+                {"language": language, "used": sorted(build.used), "missing": missing}, ensure_ascii=False))
+        elif language != i18n.DEFAULT and _whole_site(config):
+            left = i18n.unused(language, build.used)
+            if left:  # an entry no page printed: a template that drifted from its English, or one nobody uses
+                raise PluginError(f"{len(left)} {language} catalogue entr{'ies' if len(left) > 1 else 'y'} no page used "
+                                  "(run `make translations`, which drops them, or give the entry a translator comment "
+                                  "'# unused: why' in its catalogue): " + "; ".join(repr(key) for key in left))
+        if language != i18n.DEFAULT and not os.environ.get(TRANSLATIONS_ENV):
+            waiting = i18n.pending(language)
+            if waiting:  # the usual gettext workflow: nothing fuzzy or untranslated is published
+                raise PluginError(f"{len(waiting)} {language} catalogue entr{'ies' if len(waiting) > 1 else 'y'} to "
+                                  "check: " + "; ".join(f"{key!r} {state}" for key, state in waiting.items()))
+        if last:  # the timing workers measured what this build needed: none outlives it (mkdocs serve goes on)
+            replicas = sys.modules.get("snippets.lab.replicas")
+            if replicas is not None:
+                replicas.close_all()
+        if last and self.contradicted:
+            failures = list(self.contradicted.values())
+            self.contradicted.clear()
+            message = "\n".join(
+                f"Claim contradicted: check {claim['check']} ({claim['condition']}) does not hold — measured: "
+                f"{claim['measured']} — stated on " + "; ".join(f"page docs/{page}: {sentence!r}"
+                                                                 for page, sentence in claim["pages"])
+                for claim in failures)
+            if os.environ.get("PITFALLS_RECORD"):
+                # make record: what was measured is recorded all the same. A claim that does not hold on this machine
+                # (or this torch release) is then shown failing there, in the claim's tip and on the Torch versions
+                # page, by every build that reads the recording; only a build's own results fail it. Said on stderr,
+                # not through mkdocs' logger, which would make the strict build fail on the warning.
+                print(f"{message}\nmake record: recorded all the same; builds that read this recording show the claim "
+                      f"failing on it", file=sys.stderr)
+            else:
+                raise PluginError(message)
+
+    def on_build_error(self, error, **kwargs):
+        # An exception escaped a page's Markdown conversion (for example a missing --8<-- include):
+        # say which page, so the traceback that follows has a name.
+        page = _lab("context").current().page
+        if page:
+            logging.getLogger("mkdocs.plugins.pitfalls").error(
+                "Building page docs/%s failed: %s: %s", page, type(error).__name__, error)
+

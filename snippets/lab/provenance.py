@@ -15,7 +15,7 @@ line range at ``REPO_REF`` (a commit, for links that keep pointing at the code t
 ``REPO_BRANCH``, else ``main``).
 
 The panel is HTML (a Material ``details`` block with highlighted code) that a page names where it shows the result
-(``{{ code_panel(result) }}``). Each panel records that the page showed the experiment; the MkDocs hook fails the build
+(``{{ code_panel(result) }}``). Each panel records that the page showed the experiment; the site's MkDocs plugin fails the build
 when a page runs an experiment whose code it never shows.
 """
 

@@ -674,7 +674,7 @@ def noise_warning(noisy: Sequence[tuple]) -> str:
     interval, True)`` for a share, written in percent as its table writes it.
 
     On a page, the entries are collected (``context.Build.conditions``) and the first call returns the note's place
-    (``CONDITIONS_NOTE``); the hook writes the note there once the page is done (``conditions_note``), with every
+    (``CONDITIONS_NOTE``); the plugin writes the note there once the page is done (``conditions_note``), with every
     value the page named. Outside a page the note is returned at once. A value that is only wide gets no note: its
     interval, printed beside it, says so."""
     from .timing import contended, disturbance, is_disturbed

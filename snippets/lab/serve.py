@@ -15,7 +15,7 @@ and the browser keeps the last good site until it is fixed. If the first build f
 closing line says so. The address is checked first, so that a busy port is said at once.
 
 Live reload covers the pages, the configuration, ``overrides/``, everything under ``snippets/`` (mkdocs.yml's
-``watch``) and the result cache; the MkDocs hook makes each rebuild import the ``snippets`` modules afresh, so an
+``watch``) and the result cache; the site's MkDocs plugin makes each rebuild import the ``snippets`` modules afresh, so an
 edited experiment, renderer or recipe is the one that runs.
 """
 

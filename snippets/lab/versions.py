@@ -8,7 +8,7 @@ Versions page shows it whole: a matrix of claims by release (``matrix``), the re
 the first recorded release where a verdict, or a measured fact, changed (``first_change``).
 
 The matrix is drawn after every page of the build has said its claims: the Versions page prints ``MARKER``, and the
-MkDocs hook puts the matrix in its place once the pages are rendered (``filled``).
+MkDocs plugin puts the matrix in its place once the pages are rendered (``filled``).
 """
 
 from __future__ import annotations
