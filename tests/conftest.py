@@ -27,7 +27,7 @@ def topic_pages() -> dict[str, str]:
 
 def named_page(markdown: str) -> tuple[dict, object] | None:
     """A page written as prose with named values (front matter ``names: true``): its front matter and its Jinja2
-    syntax tree, as the hook renders it; None for a page of exec blocks."""
+    syntax tree, as the plugin renders it; None for a page of exec blocks."""
     from mkdocs.utils.meta import get_data
 
     from snippets.lab.mkdocs_hook import environment
@@ -200,7 +200,7 @@ def _nothing_remembered_from_earlier_tests(monkeypatch):
     monkeypatch.setattr(store, "_READ", {})
     monkeypatch.setattr(code, "_reached", {})
     monkeypatch.setattr(code, "_by_name", {})
-    monkeypatch.setattr(notebook_css, "_parsed", {})
+    notebook_css._parse.cache_clear()
     monkeypatch.setattr(timing, "_RATIOS", {})
 
 
@@ -214,8 +214,12 @@ class HookUnderTest:
         object.__setattr__(self, "_session", module.Pitfalls())
 
     def _owner(self, name: str):  # noqa: ANN202
-        plugin = object.__getattribute__(self, "_session")
-        return plugin if hasattr(type(plugin), name) or name in vars(plugin) else object.__getattribute__(self, "_module")
+        plugin, module = object.__getattribute__(self, "_session"), object.__getattribute__(self, "_module")
+        if hasattr(type(plugin), name) or name in vars(plugin):
+            return plugin
+        if hasattr(module, name) and name not in ("_session", "_module"):
+            return module
+        raise AttributeError(f"neither the plugin nor {module.__name__} has {name!r}")
 
     def __getattr__(self, name: str):  # noqa: ANN204
         return getattr(self._owner(name), name)
@@ -226,7 +230,7 @@ class HookUnderTest:
 
 @pytest.fixture()
 def fresh_hook(monkeypatch):
-    """The MkDocs hook as in a new process: no build yet, nothing collected; the test's sys.modules (the recipes
+    """The site's MkDocs plugin as in a new process: no build yet, nothing collected; the test's sys.modules (the recipes
     imported by their bare names dropped), import finders, log filter and notebook converter restored."""
     import logging
 

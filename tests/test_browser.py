@@ -1273,7 +1273,7 @@ def test_a_topic_page_starts_with_its_parts_skipped_and_draws_each_one_after_loa
         after = session.page.evaluate(PARTS_AFTER_JS)
     finally:
         session.close()
-    assert start["count"] >= 10, f"/{page} has {start['count']} parts: the hook did not divide it (in_parts)"
+    assert start["count"] >= 10, f"/{page} has {start['count']} parts: the plugin did not divide it (in_parts)"
     assert start["skipped"] >= start["count"] - 2, f"/{page}: only {start['skipped']} of {start['count']} parts " \
         "were skipped as Material started (a phone's first screen holds at most two)"
     assert after["count"] == start["count"] and after["drawn"] == after["count"], \

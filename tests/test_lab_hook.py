@@ -1,4 +1,4 @@
-"""The MkDocs hook, called the way MkDocs calls it, without a build: the notebook cache folder keyed to this
+"""The site's MkDocs plugin, called the way MkDocs calls it, without a build: the notebook cache folder keyed to this
 machine, REFRESH, page names in errors and warnings, the check that a page shows the code it runs, the recipes
 and executed notebooks it publishes, and the fresh imports of every rebuild after the first.
 
@@ -14,7 +14,9 @@ import json
 import logging
 import os
 import re
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -45,7 +47,7 @@ def _config(tmp_path, jupyter=None):
 
 
 def _pitfalls_records(caplog) -> list[tuple[int, str]]:
-    """What the hook logged on its own logger (a ``mkdocs.*`` logger: its warnings fail a strict build)."""
+    """What the plugin logged on its own logger (a ``mkdocs.*`` logger: its warnings fail a strict build)."""
     return [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "mkdocs.plugins.pitfalls"]
 
 
@@ -265,7 +267,7 @@ def test_the_recipes_are_published(fresh_hook, tmp_path):
     (tmp_path / "docs").mkdir()
     errors, warnings = config.validate()
     assert not errors
-    config.plugins._current_plugin = "hooks"  # as while MkDocs runs a hook
+    config.plugins._current_plugin = "pitfalls"  # as while MkDocs runs the plugin
     files = fresh_hook.on_files([], config)
     assert [(f.src_uri, f.dest_uri, f.content_string) for f in files] == [
         (f"recipes/{name}", f"recipes/{name}", (ROOT / "snippets" / name).read_text(encoding="utf-8"))
@@ -427,7 +429,7 @@ def test_the_first_build_keeps_the_imported_modules_and_later_ones_import_afresh
     assert second is not first and fresh_hook._session.builds == 2
     assert "refreshed by the first build" in sys.modules["snippets.lab.context"].current().refreshed, \
         "REFRESH does not re-run, in a rebuild, what the first build re-ran"
-    # the hook names pages through the module the pages now import, not a stale one
+    # the plugin names pages through the module the pages now import, not a stale one
     second_context = sys.modules["snippets.lab.context"]
     fresh_hook.on_page_markdown("", SimpleNamespace(file=SimpleNamespace(src_path="index.md")))
     assert second_context.current().page == "index.md" and first_context.current().page != "index.md"
@@ -435,7 +437,7 @@ def test_the_first_build_keeps_the_imported_modules_and_later_ones_import_afresh
     assert second_context.current().page is None
 
 
-def test_purge_forgets_every_snippets_module(fresh_hook):
+def test_purge_forgets_every_snippets_module_but_the_plugins_own(fresh_hook):
     import snippets.step_budget  # noqa: F401
 
     before = {name for name in sys.modules if name == "snippets" or name.startswith("snippets.")}
@@ -448,8 +450,10 @@ def test_purge_forgets_every_snippets_module(fresh_hook):
     finally:
         del sys.modules["snippets_lookalike"]
     assert bare is not snippets.step_budget and os.path.samefile(bare.__file__, snippets.step_budget.__file__)
-    assert set(names) - {"seeding", "tensor_loader"} == before | {"step_budget"}
+    assert set(names) - {"seeding", "tensor_loader"} == before - {"snippets.lab.mkdocs_hook"} | {"step_budget"}
     assert "snippets.step_budget" not in sys.modules and "snippets.lab.cache" not in sys.modules
+    # the module of the plugin MkDocs runs stays: an import of it finds that plugin, not a second one
+    assert sys.modules["snippets.lab.mkdocs_hook"] is hook
     assert "step_budget" not in sys.modules
 
 
@@ -491,7 +495,7 @@ def test_a_page_imports_a_recipe_by_its_bare_name_from_its_file_not_from_a_packa
     assert fresh_hook.RecipeFinder().find_spec("seeding", path=["/somewhere"]) is None, "a submodule is not a recipe"
 
 
-# ---- more of the hook's contract ---------------------------------------------------------------------------------
+# ---- more of the plugin's contract ---------------------------------------------------------------------------------
 
 
 def test_with_a_repository_the_edit_links_point_at_the_branch(fresh_hook, tmp_path, monkeypatch):
@@ -922,8 +926,8 @@ def test_the_legend_finds_an_interval_in_chinese_brackets_too():
 
 
 def test_torch_s_missing_cuda_runtime_note_leaves_the_log_and_its_other_warnings_stay(caplog):
-    """torch.compile with torch's CUDA build on a machine without a GPU logs a harmless "No CUDA runtime is found";
-    the hook drops that line alone from torch.utils.cpp_extension's logger."""
+    """torch's CUDA build on a machine without a GPU logs a harmless "No CUDA runtime is found"; the lab drops that
+    line alone from torch.utils.cpp_extension's logger."""
     logger = logging.getLogger("torch.utils.cpp_extension")
     with caplog.at_level(logging.WARNING, logger="torch.utils.cpp_extension"):
         logger.warning("No CUDA runtime is found, using CUDA_HOME='/usr/local'")
@@ -953,7 +957,7 @@ def test_a_named_pages_finished_html_skips_markdown_and_comes_back_whole(fresh_h
 
 
 def test_theme_templates_are_compiled_once_per_process_and_again_when_their_source_changes(fresh_hook, monkeypatch):
-    """MkDocs makes a Jinja2 environment for every build (each language, each make serve rebuild): the hook's
+    """MkDocs makes a Jinja2 environment for every build (each language, each make serve rebuild): the plugin's
     bytecode cache compiles a theme template once, and again only when its source changed."""
     import jinja2
 
@@ -992,3 +996,22 @@ def test_mkdocs_keeps_the_plugin_and_what_it_holds_from_one_serve_rebuild_to_the
         first.refreshed.discard("loader.question_timing:abc")
     fresh = hook.Pitfalls()
     assert (fresh.builds, fresh.refreshed, fresh.contradicted) == (0, set(), {}), "a new process starts with nothing"
+
+
+def test_the_lab_quiets_torch_before_torch_s_extension_module_is_imported():
+    """torch.utils.cpp_extension logs its note as it is imported, which loading the site's plugin does (through the
+    lab's modules): the filter must be on its logger by then, so it is set before the lab imports anything."""
+    probe = textwrap.dedent("""
+        import importlib.abc, logging, sys
+        seen = []
+        class Spy(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch.utils.cpp_extension":
+                    seen.append(bool(logging.getLogger(name).filters))
+        sys.meta_path.insert(0, Spy())
+        import snippets.lab.mkdocs_hook
+        print(seen)
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[True]", f"filter not in place when torch.utils.cpp_extension was imported: {done.stdout}"

@@ -1,4 +1,4 @@
-"""The MkDocs hook in a two-language build, called the way MkDocs and mkdocs-static-i18n call it, without a build:
+"""The site's MkDocs plugin in a two-language build, called the way MkDocs and mkdocs-static-i18n call it, without a build:
 which language is being built and whether it is the first or the last, what each language's build starts
 afresh and what it keeps, the notebooks' anchors and alternate links, the remembered bootstrap intervals, and
 the Chinese pages' line joining. (``tests/test_i18n.py`` runs a build's claims and notebooks; the site tests

@@ -6,6 +6,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -891,14 +892,14 @@ def test_a_failed_swap_puts_the_old_recording_back(lab, monkeypatch, tmp_path):
     before = _snapshot(target)
     staging = tmp_path / "staging"
     staging.mkdir()
-    real = machines._move
+    real = shutil.move
 
     def refuse_the_new_one(source, destination):
         if source == staging:
             raise OSError("disk full")
-        real(source, destination)
+        return real(source, destination)
 
-    monkeypatch.setattr(machines, "_move", refuse_the_new_one)
+    monkeypatch.setattr(machines.shutil, "move", refuse_the_new_one)
     with pytest.raises(OSError, match="disk full"):
         machines._swap(staging, target, tmp_path / "aside")
     assert _snapshot(target) == before

@@ -4,7 +4,6 @@ pages whose expected result can be read off: which rules, selectors, custom prop
 from __future__ import annotations
 
 import os
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -184,10 +183,3 @@ def test_keyframes_inside_a_block_named_outside_it_stay():
 
 def test_an_unnamed_keyframes_does_not_stop_the_rest():
     assert _pruned("@keyframes other{to{x:1}}.a{c:d}@font-face{f:g}") == ".a{c:d}@font-face{f:g}"
-
-
-def test_without_tinycss2_the_error_says_where_it_comes_from(monkeypatch):
-    monkeypatch.setitem(sys.modules, "tinycss2", None)
-    with pytest.raises(ImportError) as raised:
-        prune_notebook_styles('<style type="text/css">.a{c:d}</style>' + BODY)
-    assert str(raised.value) == "snippets/lab/notebook_css.py needs tinycss2 (installed with mkdocs-jupyter)"

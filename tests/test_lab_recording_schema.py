@@ -262,7 +262,7 @@ def test_a_recording_is_checked_once_while_its_files_stay_as_they_were_and_again
     real = recording_schema.check_folder
     monkeypatch.setattr(recording_schema, "check_folder", lambda *args: checks.append(args[0]) or real(*args))
     assert machines.load(results / "good").label == "good"
-    store.adopt(store.memo())  # what the hook does around a purge
+    store.adopt(store.memo())  # what the plugin does around a purge
     assert machines.load(results / "good").label == "good"
     assert len(checks) == 1, "an unchanged folder was checked again"
     _edit(_a_result(results), lambda entry: entry.update(experiment=SCRIPT))

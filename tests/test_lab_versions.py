@@ -98,7 +98,7 @@ def test_the_matrix_shows_holds_fails_missing_and_stale_and_names_the_first_rele
     say(ratio_check(cache.run(lab.speed, n=5)), "The ratio is {ratio:.0f}")
     build.page = "index.md"
     say(ratio_check(cache.run(lab.speed, n=5)), "Again, {ratio:.0f}")  # the same claim: one row, two pages
-    # each page named by the title the build's navigation gave it (the hook records it): the lab knows no page
+    # each page named by the title the build's navigation gave it (the plugin records it): the lab knows no page
     build.titles.update({"loader-overhead.md": "DataLoader overhead", "index.md": "Home"})
     html = versions.matrix(build.said)
     assert html.count("<tr>") == 1 and html.count('<tr data-check="') == 1, "a header row and one claim"

@@ -1,4 +1,4 @@
-"""The private names the MkDocs hook and the font check reach into still exist in the installed packages.
+"""The private names the site's MkDocs plugin and the font check reach into still exist in the installed packages.
 
 pyproject.toml bounds each of these packages below its next minor (or major) release; when a bound is raised, this
 file says at once which private name a new release no longer has, instead of a build failing obscurely."""
@@ -15,15 +15,15 @@ from snippets.lab import mkdocs_hook
 
 # (distribution, module, attribute path, what uses it)
 PRIVATE = [
-    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "convert.nb2html", "the hook wraps it to execute notebooks once"),
-    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "_compute_cache_key", "the hook drops stale rendered notebooks"),
-    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "_get_cache_path", "the hook drops stale rendered notebooks"),
-    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "TocExtension", "the hook gives notebooks Unicode anchors"),
-    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "NotebookFile", "the hook makes notebooks pages in every language"),
-    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "Plugin.should_include", "the hook finds the notebook pages"),
-    ("mkdocs-jupyter", "mkdocs_jupyter.convert", "slugify", "the hook gives notebooks Unicode anchors"),
-    ("mkdocs-static-i18n", "mkdocs_static_i18n.plugin", "I18n", "the hook reads which language is being built"),
-    ("markdown-exec", "markdown_exec._internal.formatters.base", "_logger", "the hook hears failing blocks on it"),
+    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "convert.nb2html", "the plugin wraps it to execute notebooks once"),
+    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "_compute_cache_key", "the plugin drops stale rendered notebooks"),
+    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "_get_cache_path", "the plugin drops stale rendered notebooks"),
+    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "TocExtension", "the plugin gives notebooks Unicode anchors"),
+    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "NotebookFile", "the plugin makes notebooks pages in every language"),
+    ("mkdocs-jupyter", "mkdocs_jupyter.plugin", "Plugin.should_include", "the plugin finds the notebook pages"),
+    ("mkdocs-jupyter", "mkdocs_jupyter.convert", "slugify", "the plugin gives notebooks Unicode anchors"),
+    ("mkdocs-static-i18n", "mkdocs_static_i18n.plugin", "I18n", "the plugin reads which language is being built"),
+    ("markdown-exec", "markdown_exec._internal.formatters.base", "_logger", "the plugin hears failing blocks on it"),
     ("markdown-exec", "markdown_exec._internal.formatters.base", "base_format", "its warning names the block"),
     ("matplotlib", "matplotlib.font_manager", "_get_font.cache_clear", "the font check adopts a new font list"),
     ("matplotlib", "matplotlib.font_manager", "json_dump", "the font check saves the new font list"),
@@ -42,12 +42,12 @@ def test_a_private_name_the_project_uses_exists(distribution, module, path, use)
         found = getattr(found, part)
 
 
-def test_markdown_exec_warns_on_the_logger_the_hook_listens_to():
+def test_markdown_exec_warns_on_the_logger_the_plugin_listens_to():
     from markdown_exec._internal.formatters import base
 
     assert base._logger.name == mkdocs_hook._EXEC_LOGGER, (
         f"markdown-exec {importlib.metadata.version('markdown-exec')} logs failing blocks on {base._logger.name!r}, "
-        f"the hook listens to {mkdocs_hook._EXEC_LOGGER!r}")
+        f"the plugin listens to {mkdocs_hook._EXEC_LOGGER!r}")
 
 
 def test_the_static_i18n_plugin_has_the_attributes_the_hook_reads():
@@ -58,7 +58,7 @@ def test_the_static_i18n_plugin_has_the_attributes_the_hook_reads():
                                       {"locale": "zh", "name": "中文"}]})
     for name in ("current_language", "default_language", "build_languages", "i18n_files_per_language"):
         assert hasattr(plugin, name) or name in type(plugin).__dict__, (
-            f"mkdocs-static-i18n {importlib.metadata.version('mkdocs-static-i18n')} has no {name}, which the hook reads")
+            f"mkdocs-static-i18n {importlib.metadata.version('mkdocs-static-i18n')} has no {name}, which the site's plugin reads")
 
 
 BOUNDED = {"mkdocs", "mkdocs-material", "markdown-exec", "mkdocs-jupyter", "mkdocs-static-i18n", "matplotlib",

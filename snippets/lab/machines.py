@@ -506,26 +506,18 @@ def record(label: str, *, replace: bool = False, refresh: bool = False, allow_di
     return Recorded(target, len(results) - carried, carried, True)
 
 
-def _move(source: Path, destination: Path) -> None:
-    try:
-        source.rename(destination)
-    except OSError:  # another file system
-        shutil.copytree(source, destination, symlinks=True)
-        shutil.rmtree(source)
-
-
 def _swap(staging: Path, target: Path, aside: Path) -> None:
     """``staging`` becomes ``target`` in whole: the old recording moves aside first, comes back if the new one
     cannot take its name, and goes once it has."""
     target.parent.mkdir(parents=True, exist_ok=True)
     old = aside / f"old-{target.name}-{os.getpid()}"
     if target.exists():
-        _move(target, old)
+        shutil.move(target, old)
     try:
-        _move(staging, target)
+        shutil.move(staging, target)
     except BaseException:
         if old.exists() and not target.exists():
-            _move(old, target)
+            shutil.move(old, target)
         raise
     shutil.rmtree(old, ignore_errors=True)
 
@@ -536,9 +528,6 @@ def _build(staging: Path, env: dict) -> None:
                                  cwd=store.PROJECT_ROOT, env=env)
     if process.returncode != 0:
         raise ArchiveError("the site did not build, so nothing was recorded (the build's errors are above)")
-
-
-_ON = {"1", "true", "yes", "on"}
 
 
 def _results(count: int) -> str:

@@ -39,7 +39,6 @@ import os
 import re
 import shutil
 import sys
-import warnings
 from pathlib import Path
 from typing import Callable
 from html import unescape
@@ -50,23 +49,6 @@ import jinja2
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
-
-# torch's profiler (Kineto) prints a "USDT: … profiler_start" line at every profile, in this process and in the timing
-# workers it starts: level 6 is above every level it prints (a profiler that fails still raises in Python)
-os.environ.setdefault("KINETO_LOG_LEVEL", "6")
-# torch.compile imports torch.utils.mkldnn, whose module body still decorates with torch.jit.script_method: torch's
-# own deprecation, printed with its stack in the middle of a build, says nothing about this site's code
-warnings.filterwarnings("ignore", message=r"`torch\.jit\.script_method` is deprecated", category=DeprecationWarning)
-
-
-def _not_a_missing_cuda_runtime(record: logging.LogRecord) -> bool:
-    """torch.compile with torch's CUDA build on a machine without a GPU (PyPI's Linux build, where PyTorch's CPU
-    index cannot be reached) logs "No CUDA runtime is found, using CUDA_HOME=…" as a warning: nothing is wrong, the
-    site measures the CPU. The logger's other warnings still show."""
-    return "No CUDA runtime is found" not in record.getMessage()
-
-
-logging.getLogger("torch.utils.cpp_extension").addFilter(_not_a_missing_cuda_runtime)
 
 _EXEC_LOGGER = "mkdocs.plugins.markdown_exec._internal.formatters.base"
 CODE_FOLDER = "code"
@@ -123,8 +105,9 @@ def purge_snippets() -> list[str]:
     """Forget every imported ``snippets`` module, and every recipe imported by its bare name, so the next import
     reads the files as they are now. (The experiments already refreshed in this process stay in
     ``Pitfalls.refreshed``: a rebuild under ``mkdocs serve`` does not re-run them all again.)"""
-    names = [name for name, module in list(sys.modules.items())
-             if name == "snippets" or name.startswith("snippets.") or _is_recipe(module)]
+    names = [name for name, module in list(sys.modules.items())  # all but this module: the plugin MkDocs runs is
+             if (name == "snippets" or name.startswith("snippets.") or _is_recipe(module))  # its own, kept for
+             and name != __name__]  # the process, and an import of it must find that one
     replicas = sys.modules.get("snippets.lab.replicas")
     if replicas is not None:  # its worker processes hold the old code: the next timing experiment starts fresh ones
         replicas.close_all()
@@ -819,23 +802,10 @@ def switching_rule_keyed_to_the_toggle(site: Path) -> int:
     return rekeyed
 
 
-class _CompiledTemplates(jinja2.BytecodeCache):
-    """The theme's templates, compiled once per process: MkDocs makes a new Jinja2 environment for every build, and
-    would compile Material's some forty templates again for each language of every ``make serve`` rebuild. A
-    template whose source changed (its checksum) is compiled again."""
+class _InMemory(dict):
+    """What Jinja2 asks of a memcache client (``get``, ``set``), held in this process's memory."""
 
-    def __init__(self) -> None:
-        self.codes: dict[str, tuple[str, object]] = {}
-
-    def load_bytecode(self, bucket) -> None:  # noqa: ANN001 - a jinja2.bccache.Bucket
-        checksum, code = self.codes.get(bucket.key, (None, None))
-        if checksum == bucket.checksum:
-            bucket.code = code
-
-    def dump_bytecode(self, bucket) -> None:  # noqa: ANN001
-        self.codes[bucket.key] = (bucket.checksum, bucket.code)
-
-
+    set = dict.__setitem__
 
 
 _CONFIG_BASE = re.compile(r'(<script id="__config" type="application/json">\{"annotate": [^,]*, "base": ")([^"]*)(")')
@@ -870,7 +840,10 @@ class Pitfalls(BasePlugin):
         self.reexecute = False  # REFRESH=1, first build of the process: notebooks execute again
         self.pending_notebooks: set[str] = set()  # shown as recorded while make serve measures (store.deferred)
         self.executed_now: set[str] = set()  # notebooks executed in this build beside the experiments (prefetch)
-        self.templates = _CompiledTemplates()  # the theme's templates, compiled once per process
+        # The theme's templates, compiled once per process: MkDocs makes a new Jinja2 environment for every build,
+        # and would compile Material's some forty templates again for each language of every make serve rebuild.
+        # Jinja2 compiles a template whose source changed (its checksum) again.
+        self.templates = jinja2.MemcachedBytecodeCache(_InMemory())
 
     def on_startup(self, *, command, dirty) -> None:
         """Present so that MkDocs keeps this plugin, and what it holds, from one ``mkdocs serve`` rebuild to the
@@ -907,34 +880,34 @@ class Pitfalls(BasePlugin):
         def nb2html(nb_path, execute=False, kernel_name="", **options):
             if not execute or not str(nb_path).endswith(".py"):
                 return original(nb_path, execute=execute, kernel_name=kernel_name, **options)
-            machines = _lab("machines")
-            twin = _twin(str(nb_path))
-            if twin is not None:  # a translation: its own words, the outputs of its twin's one execution
-                executed = str(self._translated(str(nb_path), twin, lambda: nb2html(str(twin), execute=True,
-                                                                               kernel_name=kernel_name, **options)))
-                return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
-            if machines.frozen() or (_lab("store").deferred() and self._executed_path(nb_path).exists()):
-                # FROZEN=1: the leading machine's executed notebook, never an execution; so too under make serve until
-                # this machine has executed it (``store.deferred``)
-                executed = str(self._executed_path(nb_path))
-                return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
-            recording = _recording()
-            carried = self._carried(str(nb_path), recording)
-            target = self._executed_path(nb_path)
-            if carried is not None:  # make record: executed from this source already, by the recording it replaces
-                # (this machine's fingerprint): its outputs are this build's, published beside the page
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(machines.recorded_notebook(Path(nb_path), recording.previous), target)
-                recording.keep_notebook(Path(nb_path), carried)
-                return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options),
-                                     str(target))
-            if self._executed_already(str(nb_path), recording):
-                return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
-            self._execute(str(nb_path), kernel_name, allow_errors=options.get("allow_errors", False))
-            return with_alt_text(original(str(target), execute=False, kernel_name=kernel_name, **options), str(target))
+            executed = str(self._executed_copy(str(nb_path), lambda twin: nb2html(
+                str(twin), execute=True, kernel_name=kernel_name, **options), kernel_name, options))
+            return with_alt_text(original(executed, execute=False, kernel_name=kernel_name, **options), executed)
 
         nb2html.pitfalls_original = original
         return nb2html
+
+    def _executed_copy(self, nb_path: str, execute_twin, kernel_name: str, options: dict) -> Path:
+        """The executed copy of notebook ``nb_path`` this build renders, executed first if it must be."""
+        machines = _lab("machines")
+        twin = _twin(nb_path)
+        if twin is not None:  # a translation: its own words, the outputs of its twin's one execution
+            return self._translated(nb_path, twin, lambda: execute_twin(twin))
+        target = self._executed_path(nb_path)
+        if machines.frozen() or (_lab("store").deferred() and target.exists()):
+            # FROZEN=1: the leading machine's executed notebook, never an execution; so too under make serve until
+            # this machine has executed it (``store.deferred``)
+            return target
+        recording = _recording()
+        carried = self._carried(nb_path, recording)
+        if carried is not None:  # make record: executed from this source already, by the recording it replaces
+            # (this machine's fingerprint): its outputs are this build's, published beside the page
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(machines.recorded_notebook(Path(nb_path), recording.previous), target)
+            recording.keep_notebook(Path(nb_path), carried)
+        elif not self._executed_already(nb_path, recording):
+            self._execute(nb_path, kernel_name, allow_errors=options.get("allow_errors", False))
+        return target
 
     def _carried(self, source: str, recording) -> Path | None:
         """Under ``make record`` (not REFRESH=1): the executed copy of notebook ``source`` in the recording being

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import namedtuple
 from html.parser import HTMLParser
 from pathlib import Path
+
+import tinycss2
 
 _STYLE = re.compile(r'(<style type="text/css">)(.*?)(</style>)', re.S)
 _VAR = re.compile(r"var\(\s*(--[A-Za-z0-9_-]+)")
@@ -98,26 +101,13 @@ def prune_notebook_styles(html: str, *, references: set[str] = frozenset()) -> s
     return _STYLE.sub(lambda match: match.group(1) + next(pruned) + match.group(3), html)
 
 
-def _tinycss2():
-    try:
-        import tinycss2
-    except ImportError as error:  # mkdocs-jupyter's nbconvert needs bleach[css], which brings tinycss2
-        raise ImportError("snippets/lab/notebook_css.py needs tinycss2 (installed with mkdocs-jupyter)") from error
-    return tinycss2
-
-
-# Stylesheets already parsed, by their text: every notebook page carries the same ones (nothing mutates them).
-_parsed: dict[str, list] = {}
-
-
+@functools.lru_cache(maxsize=8)  # every notebook page carries the same stylesheets (nothing mutates them)
 def _parse(css: str) -> list:
-    if css not in _parsed:
-        _parsed[css] = _tinycss2().parse_stylesheet(css, skip_comments=True, skip_whitespace=True)
-    return _parsed[css]
+    return tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True)
 
 
 def _serialize(tokens) -> str:
-    return _tinycss2().serialize(tokens).strip()
+    return tinycss2.serialize(tokens).strip()
 
 
 def _selectors(prelude: list) -> list[list]:
@@ -154,19 +144,11 @@ def _can_match(selector: list, present: set[str]) -> bool:
     return True
 
 
-class _Rule:
-    def __init__(self, selectors: list[str], declarations: list):
-        self.selectors = selectors
-        self.declarations = declarations
-
-
-class _Block:
-    def __init__(self, keyword: str, prelude: str, rules: list):
-        self.keyword, self.prelude, self.rules = keyword, prelude, rules
+_Rule = namedtuple("_Rule", "selectors declarations")  # a rule kept: its selectors that can match
+_Block = namedtuple("_Block", "keyword prelude rules")  # an @media or @supports block, with the rules it keeps
 
 
 def _keep_rules(rules: list, present: set[str]) -> list:
-    tinycss2 = _tinycss2()
     kept = []
     for rule in rules:
         if rule.type == "qualified-rule":
