@@ -212,6 +212,7 @@ class HookUnderTest:
     def __init__(self, module) -> None:  # noqa: ANN001 - snippets.lab.mkdocs_hook
         object.__setattr__(self, "_module", module)
         object.__setattr__(self, "_session", module.Pitfalls())
+        object.__setattr__(self, "_replaced", {})  # the module's names set through here, as they were
 
     def _owner(self, name: str):  # noqa: ANN202
         plugin, module = object.__getattribute__(self, "_session"), object.__getattribute__(self, "_module")
@@ -225,7 +226,21 @@ class HookUnderTest:
         return getattr(self._owner(name), name)
 
     def __setattr__(self, name: str, value) -> None:  # noqa: ANN001
-        setattr(self._owner(name), name, value)
+        owner = self._owner(name)
+        # as it was: the module's or the plugin's own value, or the class's (a method) for the plugin to read again
+        was = vars(owner).get(name, HookUnderTest) if owner is self._session else getattr(owner, name)
+        self._replaced.setdefault(name, (owner, was))
+        setattr(owner, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        """What ``monkeypatch`` undoes a name with: the name as it was before it was first set here."""
+        if name not in self._replaced:
+            raise AttributeError(name)
+        owner, was = self._replaced.pop(name)
+        if was is HookUnderTest:
+            delattr(owner, name)  # the class's method again
+        else:
+            setattr(owner, name, was)
 
 
 @pytest.fixture()

@@ -251,6 +251,72 @@ def test_the_notebooks_to_execute_are_jobs_beside_the_experiments_and_their_page
     assert fresh_hook._notebook_jobs(config, jupyter) == []
 
 
+def test_a_notebook_job_executes_with_the_kernel_and_errors_policy_mkdocs_jupyter_is_given(fresh_hook, tmp_path,
+                                                                                           monkeypatch):
+    jupyter = _jupyter_plugin(kernel_name="pitfalls-kernel", allow_errors=True)
+    config = _config(tmp_path, jupyter)
+    (Path(config.docs_dir) / "notebooks" / "a.py").write_text("# %%\nprint(1)\n")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
+    calls = []
+    monkeypatch.setattr(fresh_hook, "_execute", lambda path, kernel, allow_errors: calls.append((kernel, allow_errors)))
+    [(_, job)] = fresh_hook._notebook_jobs(config, jupyter)
+    job()
+    assert calls == [("pitfalls-kernel", True)]
+
+
+def test_a_recorded_notebook_of_this_source_is_no_job_under_make_record(fresh_hook, tmp_path, monkeypatch):
+    jupyter = _jupyter_plugin()
+    config = _config(tmp_path, jupyter)
+    source = Path(config.docs_dir) / "notebooks" / "a.py"
+    source.write_text("# %%\nprint(1)\n")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
+    recording = SimpleNamespace(reuse_notebook=lambda path: tmp_path / "carried.ipynb" if path == source else None)
+    monkeypatch.setattr(fresh_hook, "_recording", lambda: recording)
+    assert fresh_hook._notebook_jobs(config, jupyter) == [], "carried over from the recording it replaces"
+    recording.reuse_notebook = lambda path: None
+    fresh_hook._executed_path(str(source)).parent.mkdir(parents=True)
+    fresh_hook._executed_path(str(source)).write_text("{}")
+    assert [label for label, _ in fresh_hook._notebook_jobs(config, jupyter)] == ["notebook a.py"], \
+        "make record executes again what this machine's cache has, from a recording's point of view"
+
+
+def test_the_build_measures_its_pages_topics_beside_the_notebooks_before_any_page(fresh_hook, tmp_path, monkeypatch):
+    asked = []
+    monkeypatch.setattr(cache, "prefetch", lambda names, beside: asked.append((names, beside)) or [])
+    jupyter = _jupyter_plugin()
+    config = _config(tmp_path, jupyter)
+    (Path(config.docs_dir) / "notebooks" / "a.py").write_text("# %%\nprint(1)\n")
+    (Path(config.docs_dir) / "steps.md").write_text("---\ntopic: steps\n---\n# Steps\n")
+    fresh_hook.on_config(config)
+    [(names, beside)] = asked
+    assert names == fresh_hook.topic_experiments({"steps"}) and names and all(n.startswith("steps.") for n in names)
+    assert [label for label, _ in beside] == ["notebook a.py"]
+    asked.clear()
+    fresh_hook.on_config(SimpleNamespace(plugins={}))  # a configuration without pages (a test's): nothing to measure
+    assert asked == []
+
+
+def test_a_bad_process_count_stops_the_build_in_one_line(fresh_hook, tmp_path, monkeypatch):
+    from snippets.lab import replicas
+
+    def refuse(names, beside):
+        raise replicas.ReplicaError("PITFALLS_PROCESSES='two': give a whole number of processes from 1 to 8")
+
+    monkeypatch.setattr(cache, "prefetch", refuse)
+    with pytest.raises(PluginError) as raised:
+        fresh_hook.on_config(_config(tmp_path))
+    assert str(raised.value) == "PITFALLS_PROCESSES='two': give a whole number of processes from 1 to 8"
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
+
+
+def test_the_recipes_finder_comes_first(fresh_hook, tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "prefetch", lambda names, beside: [])
+    fresh_hook.on_config(_config(tmp_path))
+    assert getattr(sys.meta_path[0], "pitfalls_recipes", False), "ahead of the finders of installed packages"
+    fresh_hook.on_config(_config(tmp_path))
+    assert sum(getattr(finder, "pitfalls_recipes", False) for finder in sys.meta_path) == 1
+
+
 @pytest.mark.parametrize("path, execute", [("question.py", False), ("question.ipynb", True)])
 def test_the_wrapped_converter_passes_other_conversions_through(fresh_hook, tmp_path, path, execute):
     calls = []
@@ -343,6 +409,73 @@ def test_the_page_being_built_is_known_between_markdown_and_content(fresh_hook, 
     assert context.current().page == "update-steps.md"
     assert fresh_hook.on_page_content("<h1>Title</h1>", _page("update-steps.md")) == "<h1>Title</h1>"
     assert context.current().page is None
+
+
+def _named_page(src_path: str, source: str, **meta):
+    page = _page(src_path)
+    page.meta, page.file.content_string = meta, source
+    return page
+
+
+def test_a_page_of_named_values_is_rendered_and_its_finished_html_set_aside(fresh_hook):
+    figure = '<figure class="pitfalls-figure"><svg></svg></figure>'
+    markdown = '{{ 1 + 2 }} and {{ len("ab") }}\n\n{{ shown }}\n'.replace("{{ shown }}", "{{ '%s' }}" % figure)
+    page = _named_page("a.md", "---\nnames: true\n---\n" + markdown, names=True)
+    assert fresh_hook.on_page_markdown(markdown, page) == "3 and 2\n\npitfallspage0x\n"
+    assert context.current().aside == {"a.md": {"pitfallspage0x": figure}}
+    plain = _named_page("b.md", "{{ 1 + 2 }}")
+    assert fresh_hook.on_page_markdown("{{ 1 + 2 }}", plain) == "{{ 1 + 2 }}", "a page without names: true is left alone"
+    assert fresh_hook.on_page_content("<p>pitfallspage0x</p>", page) == figure
+
+
+def test_a_named_pages_error_names_its_line_in_the_file(fresh_hook):
+    """The line counts the front matter above the Markdown MkDocs hands over, as an editor shows the file."""
+    markdown = "\nline one\n{{ nope }}\n"
+    page = _named_page("a.md", "---\nnames: true\ntopic: loader\n---\n" + markdown, names=True, topic="loader")
+    assert fresh_hook.on_page_markdown(markdown, page) == ""
+    assert context.current().failures == {"a.md": ["line 7 ({{ nope }}): UndefinedError: 'nope' is undefined"]}
+
+
+def test_a_chinese_page_joins_its_wrapped_lines_and_an_english_one_keeps_them(fresh_hook):
+    assert fresh_hook.on_page_markdown("甲\n乙", _named_page("zh/a.md", "甲\n乙")) == "甲乙"
+    assert fresh_hook.on_page_markdown("甲\n乙", _named_page("a.md", "甲\n乙")) == "甲\n乙"
+
+
+def test_a_pages_content_is_titled_spaced_for_its_language_and_its_sections_closed(fresh_hook, monkeypatch):
+    monkeypatch.setattr(context.current(), "ran", {})
+    titled = _page("a.md")
+    titled.title = "Seeding order"
+    fresh_hook.on_page_content("<p>x</p>", titled)
+    fresh_hook.on_page_content("<p>x</p>", _page("b.md"))
+    assert context.current().titles == {"a.md": "Seeding order", "b.md": "b.md"}
+    context.current().language = "zh"  # as on_page_markdown set it for the page
+    assert fresh_hook.on_page_content("<p>甲 乙</p>", _page("zh/c.md")) == "<p>甲乙</p>"
+    context.current().language = "en"  # an English claim that starts a sentence starts with a capital
+    claim = '<p><span class="pitfalls-claim">the claim</span> 甲 乙</p>'
+    assert fresh_hook.on_page_content(claim, _page("c.md")).startswith(claim.replace(">the", ">The"))
+    page = _page("d.md")
+    page.meta = {"collapsed": ["deep"]}
+    html = fresh_hook.on_page_content('<h1>T</h1>\n<h2 id="deep">Deep</h2>\n<p>x</p>\n', page)
+    assert '<details class="pitfalls-section">' in html and html.index('id="deep"') < html.index("<details")
+
+
+def test_a_text_translated_twice_or_waiting_in_the_catalogue_stops_its_page(fresh_hook, monkeypatch):
+    from snippets.lab import i18n
+
+    monkeypatch.setattr(context.current(), "ran", {})
+    monkeypatch.setattr(context.current(), "twice", {("zh", "已译"): {"zh/a.md", "zh/b.md"}})
+    with pytest.raises(PluginError) as raised:
+        fresh_hook.on_page_content("<p>x</p>", _page("zh/a.md"))
+    assert "'已译' is already a zh translation and was handed to t() again: translate the English template once, " \
+           "then fill in its fields" in str(raised.value)
+    assert context.current().twice == {("zh", "已译"): {"zh/b.md"}}, "said once, on its page"
+    monkeypatch.setattr(i18n, "pending", lambda language: {"bitwise equal": "is fuzzy"})
+    monkeypatch.setattr(context.current(), "missing", {("zh", "bitwise equal"): {"zh/c.md"}})
+    with pytest.raises(PluginError, match="no zh translation for 'bitwise equal': its entry is fuzzy"):
+        fresh_hook.on_page_content("<p>x</p>", _page("zh/c.md"))
+    monkeypatch.setattr(context.current(), "missing", {("zh", "bitwise equal"): {"zh/c.md"}})
+    monkeypatch.setenv(fresh_hook.TRANSLATIONS_ENV, "/dev/null")  # make translations collects them instead
+    assert fresh_hook.on_page_content("<p>x</p>", _page("zh/c.md")) == "<p>x</p>"
 
 
 def test_the_filter_names_the_page_in_warnings_of_markdown_exec(fresh_hook, tmp_path):
@@ -556,6 +689,56 @@ def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(fresh_hook, tmp
         convert(str(source), execute=True)
     assert _pitfalls_records(caplog) == [(logging.INFO, f"pitfalls: executing notebook {source}")]
     assert fresh_hook._executed_path(str(source)).is_file()
+
+
+def test_a_notebook_runs_in_a_kernel_of_its_own_over_a_socket_with_the_experiments_threads(fresh_hook, tmp_path,
+                                                                                         monkeypatch):
+    """nbclient executes the notebook in a fresh kernel reached over IPC (a Unix socket in a folder of its own, gone
+    afterwards: nothing listens on the network), with the experiments' intra-op threads."""
+    import tempfile
+
+    import nbformat
+
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
+    source = tmp_path / "probe.py"
+    source.write_text("# %%\nimport os\nfrom ipykernel.connect import get_connection_info\n"
+                      "info = get_connection_info(unpack=True)\n"
+                      "print(os.environ['OMP_NUM_THREADS'], os.environ['MKL_NUM_THREADS'], info['transport'])\n"
+                      "print(info['ip'])\n", encoding="utf-8")
+    fresh_hook._execute(str(source))
+    [cell] = nbformat.read(fresh_hook._executed_path(str(source)), as_version=4).cells
+    threads, ip = cell.outputs[0]["text"].splitlines()
+    assert threads == f"{environment.EXPERIMENT_THREADS} {environment.EXPERIMENT_THREADS} ipc"
+    folder = Path(ip).parent
+    assert folder.parent == Path(tempfile.gettempdir()) and folder.name.startswith("pitfalls-kernel-")
+    assert Path(ip).name == "kernel" and not folder.exists(), "the socket's folder goes with the kernel"
+
+
+def test_under_make_serve_a_notebook_not_executed_here_yet_is_the_recorded_one_and_is_pending(fresh_hook, tmp_path,
+                                                                                              monkeypatch):
+    from snippets.lab import machines
+
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
+    source = tmp_path / "question.py"
+    source.write_text("# %%\nprint(1)\n")
+    asked = []
+    monkeypatch.setattr(machines, "frozen_notebook", lambda path: asked.append(path) or tmp_path / "recorded.ipynb")
+    mine = fresh_hook._executed_path(str(source))
+    assert mine.parent == tmp_path / "executed" and asked == [], "a build that is not make serve's executes it here"
+    monkeypatch.setenv("PITFALLS_DEFER", "1")
+    assert fresh_hook._executed_path(str(source)) == tmp_path / "recorded.ipynb" and asked == [source]
+    assert fresh_hook._session.pending_notebooks == {str(source)}, "make serve's measuring build executes it"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("{}")
+    fresh_hook._session.pending_notebooks.clear()
+    assert fresh_hook._executed_path(str(source)) == mine and fresh_hook._session.pending_notebooks == set()
+    mine.unlink()
+
+    def none_recorded(path):
+        raise hook._lab("store").ArchiveError("no recording has it")
+
+    monkeypatch.setattr(machines, "frozen_notebook", none_recorded)
+    assert fresh_hook._executed_path(str(source)) == mine and fresh_hook._session.pending_notebooks == set()
 
 
 def test_a_new_build_is_a_new_context_that_keeps_what_this_process_refreshed(fresh_hook, tmp_path):

@@ -350,3 +350,123 @@ def test_a_panels_page_in_chinese_is_titled_in_chinese(fresh_hook, tmp_path):
 def test_a_list_in_a_sentence_reads_in_the_pages_language(fresh_hook, monkeypatch, language, items, joined):
     monkeypatch.setattr(context.current(), "language", language)
     assert hook._and_list(items) == joined
+
+
+# --- after each language's build ----------------------------------------------------------------------------------
+
+
+def _site(tmp_path, *files) -> Path:
+    site = tmp_path / "site"
+    for name in files:
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text("x", encoding="utf-8")
+    return site
+
+
+def test_without_a_site_address_every_sitemap_goes_and_with_one_they_stay(fresh_hook, tmp_path):
+    """A sitemap lists absolute addresses: a build that knows none (no SITE_URL) publishes none, in any language."""
+    maps = ["sitemap.xml", "sitemap.xml.gz", "zh/sitemap.xml", "zh/sitemap.xml.gz"]
+    site = _site(tmp_path, *maps, "zh/other.xml", "feed.xml")
+    fresh_hook.on_post_build(_config(site_dir=str(site), extra_css=[], site_name="S"))
+    assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*.xml*")) == ["feed.xml", "zh/other.xml"]
+    site = _site(tmp_path, *maps)
+    fresh_hook.on_post_build(_config(site_dir=str(site), extra_css=[], site_name="S", site_url="https://example.org/"))
+    assert all((site / name).exists() for name in maps)
+
+
+def test_make_serves_first_build_lists_what_it_showed_from_the_recording(fresh_hook, tmp_path, monkeypatch):
+    store = hook._lab("store")
+    monkeypatch.setattr(store, "pending_path", lambda: tmp_path / "pending.json")
+    context.current().pending.update({"a.md": {"loader.x": 3.5}, "zh/a.md": {"loader.x": 3.5, "seeding.y": 1.0}})
+    fresh_hook._session.pending_notebooks.update({"docs/notebooks/b.py", "docs/notebooks/a.py"})
+    config = _config(site_dir=str(tmp_path / "site"), extra_css=[], site_name="S")
+    fresh_hook.on_post_build(config)
+    assert not (tmp_path / "pending.json").exists(), "a build that is not make serve's first lists nothing"
+    monkeypatch.setenv("PITFALLS_DEFER", "1")
+    fresh_hook.on_post_build(config)
+    assert json.loads((tmp_path / "pending.json").read_text(encoding="utf-8")) == {
+        "experiments": {"loader.x": 3.5, "seeding.y": 1.0}, "notebooks": ["docs/notebooks/a.py", "docs/notebooks/b.py"]}
+
+
+def test_make_translations_is_told_what_a_language_used_and_lacked_and_nothing_stops_it(fresh_hook, tmp_path,
+                                                                                        monkeypatch):
+    out = tmp_path / "zh.json"
+    monkeypatch.setenv(hook.TRANSLATIONS_ENV, str(out))
+    monkeypatch.setattr(i18n, "pending", lambda language: {"fuzzy one": "is fuzzy"})  # make translations checks them
+    build = context.current()
+    build.used.update({"b", "a"})
+    build.missing.update({("zh", "y 的"): {"zh/a.md"}, ("zh", "x"): {"zh/b.md"}, ("fr", "z"): {"fr/a.md"}})
+    fresh_hook.on_post_build(_config(_i18n("en"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S"))
+    assert not out.exists(), "the default language has no catalogue"
+    fresh_hook.on_post_build(_config(_i18n("zh"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S"))
+    assert out.read_text(encoding="utf-8") == json.dumps(
+        {"language": "zh", "used": ["a", "b"], "missing": ["x", "y 的"]}, ensure_ascii=False)
+
+
+def _whole_site_config(language: str, tmp_path) -> SimpleNamespace:
+    return _config(_i18n(language), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S",
+                   docs_dir=str(Path(hook.__file__).resolve().parents[2] / "docs"))
+
+
+def test_the_whole_site_shows_every_experiment_it_measured(fresh_hook, tmp_path, monkeypatch):
+    from mkdocs.exceptions import PluginError
+
+    every = hook.topic_experiments(hook.topics(_whole_site_config("en", tmp_path).docs_dir))
+    monkeypatch.setattr(context.current(), "ran", {"a.md": every - {"seeding.split_order"}, "b.md": set()})
+    with pytest.raises(PluginError) as raised:
+        fresh_hook.on_post_build(_whole_site_config("en", tmp_path))
+    assert str(raised.value) == ("1 experiment of the pages' topics that no page runs, measured for nothing: show each "
+                                 "on a page, or remove it: seeding.split_order")
+    monkeypatch.setattr(context.current(), "ran", {"a.md": every - {"seeding.split_order", "loader.question_timing"}})
+    with pytest.raises(PluginError, match=r"^2 experiments of the pages' topics that no page runs, .*: "
+                                          r"loader\.question_timing, seeding\.split_order$"):
+        fresh_hook.on_post_build(_whole_site_config("en", tmp_path))
+    monkeypatch.setattr(context.current(), "ran", {"a.md": every})
+    fresh_hook.on_post_build(_whole_site_config("en", tmp_path))
+
+
+def test_catalogue_entries_no_page_used_or_still_to_check_stop_the_build(fresh_hook, tmp_path, monkeypatch):
+    from mkdocs.exceptions import PluginError
+
+    every = hook.topic_experiments(hook.topics(_whole_site_config("zh", tmp_path).docs_dir))
+    monkeypatch.setattr(context.current(), "ran", {"a.md": every})
+    monkeypatch.setattr(context.current(), "used", {"kept"})
+    seen = []
+    monkeypatch.setattr(i18n, "unused", lambda language, used: seen.append((language, set(used))) or ["old", "gone"])
+    with pytest.raises(PluginError) as raised:
+        fresh_hook.on_post_build(_whole_site_config("zh", tmp_path))
+    assert str(raised.value) == ("2 zh catalogue entries no page used (run `make translations`, which drops them, or "
+                                 "give the entry a translator comment '# unused: why' in its catalogue): 'old'; 'gone'")
+    assert seen == [("zh", {"kept"})]
+    monkeypatch.setattr(i18n, "unused", lambda language, used: ["old"])
+    with pytest.raises(PluginError, match=r"^1 zh catalogue entry no page used .*: 'old'$"):
+        fresh_hook.on_post_build(_whole_site_config("zh", tmp_path))
+    monkeypatch.setattr(i18n, "unused", lambda language, used: [])
+    monkeypatch.setattr(i18n, "pending", lambda language: {"a": "is fuzzy", "b": "is untranslated"})
+    with pytest.raises(PluginError) as raised:
+        fresh_hook.on_post_build(_whole_site_config("zh", tmp_path))
+    assert str(raised.value) == "2 zh catalogue entries to check: 'a' is fuzzy; 'b' is untranslated"
+    monkeypatch.setattr(i18n, "pending", lambda language: {"a": "is fuzzy"})
+    with pytest.raises(PluginError, match=r"^1 zh catalogue entry to check: 'a' is fuzzy$"):
+        fresh_hook.on_post_build(_config(_i18n("zh"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S"))
+    fresh_hook.on_post_build(_whole_site_config("en", tmp_path))  # the default language has no catalogue
+
+
+def test_the_last_language_closes_the_timing_workers(fresh_hook, tmp_path, monkeypatch):
+    closed = []
+    monkeypatch.setitem(hook.sys.modules, "snippets.lab.replicas", SimpleNamespace(close_all=lambda: closed.append(1)))
+    fresh_hook.on_post_build(_config(_i18n("en"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S"))
+    assert closed == [], "the next language may measure with them"
+    fresh_hook.on_post_build(_config(_i18n("zh"), site_dir=str(tmp_path / "site"), extra_css=[], site_name="S"))
+    assert closed == [1]
+
+
+def test_make_record_records_a_contradicted_claim_and_says_so(fresh_hook, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "recording"))
+    fresh_hook._session.contradicted[("p.c", "x = 0")] = {"check": "p.c", "condition": "x > 1", "measured": "x = 0",
+                                                         "pages": [("a.md", "x is 0")]}
+    fresh_hook.on_post_build(_config(site_dir=str(tmp_path / "site"), extra_css=[], site_name="S"))
+    assert capsys.readouterr().err == (
+        "Claim contradicted: check p.c (x > 1) does not hold — measured: x = 0 — stated on page docs/a.md: 'x is 0'\n"
+        "make record: recorded all the same; builds that read this recording show the claim failing on it\n")
+    assert fresh_hook._session.contradicted == {}

@@ -905,6 +905,33 @@ def test_a_failed_swap_puts_the_old_recording_back(lab, monkeypatch, tmp_path):
     assert _snapshot(target) == before
 
 
+def test_a_swap_makes_the_folders_it_needs_leaves_nothing_aside_and_a_first_failure_is_the_one_said(tmp_path,
+                                                                                                   monkeypatch):
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    staging, target = tmp_path / "staging", tmp_path / "fresh" / "results" / "box"
+    staging.mkdir()
+    (staging / "manifest.json").write_text("{}")
+    machines._swap(staging, target, aside)  # the first recording, into a results folder not made yet
+    assert (target / "manifest.json").read_text() == "{}" and not staging.exists()
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "manifest.json").write_text("[]")
+    machines._swap(again, target, aside)
+    assert (target / "manifest.json").read_text() == "[]" and list(aside.iterdir()) == [], "the old one goes"
+    real = shutil.move
+
+    def refuse(source, destination):
+        if source == staging:
+            raise OSError("disk full")
+        return real(source, destination)
+
+    staging.mkdir()
+    monkeypatch.setattr(machines.shutil, "move", refuse)
+    with pytest.raises(OSError, match="^disk full$"):  # no recording before: nothing to put back, the cause said
+        machines._swap(staging, tmp_path / "other", aside)
+
+
 def test_a_recording_measures_anew_what_it_does_not_carry_over(lab, monkeypatch, tmp_path):
     assert not cache.run(lab.speed, n=6).cached
     monkeypatch.setenv("PITFALLS_RECORD", str(tmp_path / "rec"))
