@@ -436,6 +436,16 @@ def test_a_named_pages_error_names_its_line_in_the_file(fresh_hook):
     assert context.current().failures == {"a.md": ["line 7 ({{ nope }}): UndefinedError: 'nope' is undefined"]}
 
 
+def test_a_generated_pages_error_is_named_by_the_line_of_what_was_rendered(fresh_hook):
+    """A page without a source file's text (a generated file) still renders; its error names the rendered line."""
+    page = _page("gen.md")
+    page.meta = {"names": True}
+    assert fresh_hook.on_page_markdown("{{ 2 * 3 }}", page) == "6"
+    page.file.content_string = None  # MkDocs' File gives None where it has no text
+    assert fresh_hook.on_page_markdown("one\n{{ nope }}", page) == ""
+    assert context.current().failures == {"gen.md": ["line 2 ({{ nope }}): UndefinedError: 'nope' is undefined"]}
+
+
 def test_a_chinese_page_joins_its_wrapped_lines_and_an_english_one_keeps_them(fresh_hook):
     assert fresh_hook.on_page_markdown("甲\n乙", _named_page("zh/a.md", "甲\n乙")) == "甲乙"
     assert fresh_hook.on_page_markdown("甲\n乙", _named_page("a.md", "甲\n乙")) == "甲\n乙"
@@ -459,6 +469,42 @@ def test_a_pages_content_is_titled_spaced_for_its_language_and_its_sections_clos
     assert '<details class="pitfalls-section">' in html and html.index('id="deep"') < html.index("<details")
 
 
+def test_a_pages_notes_are_its_own(fresh_hook, monkeypatch):
+    """make serve's measuring note and the note on measurement conditions go on the page they belong to."""
+    store = hook._lab("store")
+    monkeypatch.setattr(context.current(), "ran", {})
+    monkeypatch.setenv("PITFALLS_DEFER", "1")
+    monkeypatch.setattr(store, "progress_path", lambda: Path("/nonexistent/measuring.json"))
+    monkeypatch.setattr(store, "primary_label", lambda: "epyc")
+    context.current().pending.update({"a.md": {"loader.x": 3.0}})
+    shown = fresh_hook.on_page_content("<h1>A</h1>\n<p>x</p>", _page("a.md"))
+    assert "pitfalls-measuring" in shown and "epyc" in shown
+    assert "pitfalls-measuring" not in fresh_hook.on_page_content("<h1>B</h1>\n<p>x</p>", _page("b.md"))
+    render = hook._lab("render")
+    entry = {"label": "DataLoader", "busy": 0.5}
+    context.current().conditions.update({"c.md": [entry]})
+    monkeypatch.setattr(render, "conditions_note", lambda entries: f"<p>NOTE {len(entries)}</p>")
+    assert "NOTE 1" in fresh_hook.on_page_content(f"<p>x</p>{render.CONDITIONS_NOTE}", _page("c.md"))
+    assert "NOTE" not in fresh_hook.on_page_content(f"<p>x</p>{render.CONDITIONS_NOTE}", _page("d.md"))
+
+
+def test_a_closed_section_the_page_lacks_is_named_with_its_page(fresh_hook, monkeypatch):
+    monkeypatch.setattr(context.current(), "ran", {})
+    page = _page("e.md")
+    page.meta = {"collapsed": ["nowhere"]}
+    with pytest.raises(PluginError, match=r"^docs/e\.md: front matter 'collapsed' names nowhere"):
+        fresh_hook.on_page_content("<h1>T</h1>\n<p>x</p>\n", page)
+
+
+def test_a_failure_noted_outside_a_page_stops_the_next_page(fresh_hook, monkeypatch):
+    monkeypatch.setattr(context.current(), "ran", {})
+    context.current().failures[""] = ["exec block 'x' exited with errors"]
+    with pytest.raises(PluginError) as raised:
+        fresh_hook.on_page_content("<p>x</p>", _page("a.md"))
+    assert str(raised.value) == ("page docs/a.md failed (1 problem); nothing was published:\n"
+                                 "  - exec block 'x' exited with errors")
+
+
 def test_a_text_translated_twice_or_waiting_in_the_catalogue_stops_its_page(fresh_hook, monkeypatch):
     from snippets.lab import i18n
 
@@ -469,10 +515,13 @@ def test_a_text_translated_twice_or_waiting_in_the_catalogue_stops_its_page(fres
     assert "'已译' is already a zh translation and was handed to t() again: translate the English template once, " \
            "then fill in its fields" in str(raised.value)
     assert context.current().twice == {("zh", "已译"): {"zh/b.md"}}, "said once, on its page"
-    monkeypatch.setattr(i18n, "pending", lambda language: {"bitwise equal": "is fuzzy"})
-    monkeypatch.setattr(context.current(), "missing", {("zh", "bitwise equal"): {"zh/c.md"}})
-    with pytest.raises(PluginError, match="no zh translation for 'bitwise equal': its entry is fuzzy"):
+    monkeypatch.setattr(i18n, "pending", lambda language: {"bitwise equal": "is fuzzy"} if language == "zh" else {})
+    monkeypatch.setattr(context.current(), "missing", {("zh", "bitwise equal"): {"zh/c.md", "zh/d.md"}})
+    with pytest.raises(PluginError) as raised:
         fresh_hook.on_page_content("<p>x</p>", _page("zh/c.md"))
+    assert str(raised.value) == ("page docs/zh/c.md failed (1 problem); nothing was published:\n"
+                                 "  - no zh translation for 'bitwise equal': its entry is fuzzy")
+    assert context.current().missing == {("zh", "bitwise equal"): {"zh/d.md"}}, "said once, on its page"
     monkeypatch.setattr(context.current(), "missing", {("zh", "bitwise equal"): {"zh/c.md"}})
     monkeypatch.setenv(fresh_hook.TRANSLATIONS_ENV, "/dev/null")  # make translations collects them instead
     assert fresh_hook.on_page_content("<p>x</p>", _page("zh/c.md")) == "<p>x</p>"
@@ -691,22 +740,30 @@ def test_executing_a_notebook_is_logged_and_kept_in_a_new_folder(fresh_hook, tmp
     assert fresh_hook._executed_path(str(source)).is_file()
 
 
-def test_a_notebook_runs_in_a_kernel_of_its_own_over_a_socket_with_the_experiments_threads(fresh_hook, tmp_path,
-                                                                                         monkeypatch):
+def test_a_notebook_runs_in_a_kernel_of_its_own_over_a_socket_with_the_experiments_threads(tmp_path):
     """nbclient executes the notebook in a fresh kernel reached over IPC (a Unix socket in a folder of its own, gone
-    afterwards: nothing listens on the network), with the experiments' intra-op threads."""
+    afterwards: nothing listens on the network), with the experiments' intra-op threads. (In a fresh interpreter, as
+    a build runs it: a kernel started from a forked process that has run threads may never answer.)"""
     import tempfile
 
     import nbformat
 
-    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
     source = tmp_path / "probe.py"
     source.write_text("# %%\nimport os\nfrom ipykernel.connect import get_connection_info\n"
                       "info = get_connection_info(unpack=True)\n"
                       "print(os.environ['OMP_NUM_THREADS'], os.environ['MKL_NUM_THREADS'], info['transport'])\n"
                       "print(info['ip'])\n", encoding="utf-8")
-    fresh_hook._execute(str(source))
-    [cell] = nbformat.read(fresh_hook._executed_path(str(source)), as_version=4).cells
+    probe = textwrap.dedent(f"""
+        from pathlib import Path
+        from snippets.lab import mkdocs_hook
+        plugin = mkdocs_hook.Pitfalls()
+        plugin.executed_dir = Path({str(tmp_path / "executed")!r})
+        plugin._execute({str(source)!r}, "", allow_errors=False)
+        print(plugin._executed_path({str(source)!r}))
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    [cell] = nbformat.read(done.stdout.strip().splitlines()[-1], as_version=4).cells
     threads, ip = cell.outputs[0]["text"].splitlines()
     assert threads == f"{environment.EXPERIMENT_THREADS} {environment.EXPERIMENT_THREADS} ipc"
     folder = Path(ip).parent
@@ -902,6 +959,27 @@ def test_an_executed_notebook_goes_into_the_recording_being_made(fresh_hook, tmp
     assert (kept / "question.ipynb").read_bytes() == fresh_hook._executed_path(str(source)).read_bytes()
 
 
+def test_make_record_executes_again_a_notebook_this_machines_cache_already_has(fresh_hook, tmp_path, monkeypatch):
+    """A recording is made from executions of its own (or carried from the recording it replaces), never from the
+    cache of earlier builds."""
+    import nbformat
+
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
+    source = tmp_path / "question.py"
+    source.write_text("# %%\nprint(1)\n")
+    cached = fresh_hook._executed_path(str(source))
+    cached.parent.mkdir(parents=True)
+    cached.write_text(nbformat.writes(nbformat.v4.new_notebook()))
+    executed = []
+    monkeypatch.setattr(fresh_hook, "_execute", lambda path, kernel, allow_errors: executed.append(path))
+    convert = fresh_hook._keep_executed(lambda nb_path, **options: "<p>")
+    convert(str(source), execute=True)
+    assert executed == [], "an ordinary build renders the copy it has"
+    monkeypatch.setattr(fresh_hook, "_recording", lambda: SimpleNamespace(reuse_notebook=lambda path: None))
+    convert(str(source), execute=True)
+    assert executed == [str(source)]
+
+
 def test_a_recorded_notebook_of_this_source_is_carried_over_not_executed(fresh_hook, tmp_path, monkeypatch):
     import jupytext
     import nbclient
@@ -914,7 +992,7 @@ def test_a_recorded_notebook_of_this_source_is_carried_over_not_executed(fresh_h
             raise AssertionError("a notebook recorded from this source is not executed again")
 
     monkeypatch.setattr(nbclient, "NotebookClient", NoExecution)
-    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "executed")
+    monkeypatch.setattr(fresh_hook._session, "executed_dir", tmp_path / "not" / "made" / "yet")
     source = tmp_path / "question.py"
     source.write_text("# %%\nprint(1)\n")
     recorded = jupytext.read(source)
@@ -933,6 +1011,8 @@ def test_a_recorded_notebook_of_this_source_is_carried_over_not_executed(fresh_h
     kept = tmp_path / "rec" / "notebooks"
     assert sorted(p.name for p in kept.iterdir()) == ["question.ipynb", "question.source-digest"]
     assert (kept / "question.ipynb").read_bytes() == (previous / "notebooks" / "question.ipynb").read_bytes()
+    fresh_hook._keep_executed(lambda nb_path, **options: rendered.append(nb_path) or "<p>")(str(source), execute=True)
+    assert rendered == [str(executed)] * 2, "the other language's build carries it over again, into the same folder"
 
 
 def test_recorded_machines_tables_are_drawn_with_the_sites_markdown(fresh_hook, tmp_path, monkeypatch):

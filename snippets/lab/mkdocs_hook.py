@@ -920,7 +920,7 @@ class Pitfalls(BasePlugin):
         return source in self.executed_now or (
             self._executed_path(source).exists() and not self.reexecute and recording is None)
 
-    def _execute(self, nb_path: str, kernel_name: str = "", *, allow_errors: bool = False) -> None:
+    def _execute(self, nb_path: str, kernel_name: str, *, allow_errors: bool) -> None:
         """Execute percent-format notebook ``nb_path`` with nbclient, in a kernel of its own, into its executed copy
         (``_executed_path``), and into the recording ``make record`` is making."""
         import tempfile
@@ -935,7 +935,7 @@ class Pitfalls(BasePlugin):
         # over IPC (a Unix socket in a folder of its own), not TCP: nothing listens on the network, and the kernel
         # has no "running over TCP without encryption" warning to print
         with tempfile.TemporaryDirectory(prefix="pitfalls-kernel-") as sockets:
-            kernel = KernelManager(kernel_name=kernel_name or "python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+            kernel = KernelManager(kernel_name=kernel_name or "python3", transport="ipc", ip=str(Path(sockets, "kernel")))
             try:
                 # one intra-op thread, as every experiment runs: beside the experiments, two threads wait for the core
                 # they share with one (question_steps took 114 s there; with one thread 46 s, and printed the same)
