@@ -289,7 +289,7 @@ def test_the_build_measures_its_pages_topics_beside_the_notebooks_before_any_pag
     (Path(config.docs_dir) / "steps.md").write_text("---\ntopic: steps\n---\n# Steps\n")
     fresh_hook.on_config(config)
     [(names, beside)] = asked
-    assert names == fresh_hook.topic_experiments({"steps"}) and names and all(n.startswith("steps.") for n in names)
+    assert names == fresh_hook.topic_experiments(config.docs_dir) and names and all(n.startswith("steps.") for n in names)
     assert [label for label, _ in beside] == ["notebook a.py"]
     asked.clear()
     fresh_hook.on_config(SimpleNamespace(plugins={}))  # a configuration without pages (a test's): nothing to measure

@@ -35,31 +35,29 @@ def _config(plugin=None, **more):
 
 def test_without_the_i18n_plugin_a_build_is_the_default_language_first_and_last():
     for config in (_config(), SimpleNamespace(), None):
-        assert hook._i18n_plugin(config) is None
-        assert hook._first_language(config) is True
-        assert hook._build_language(config) == ("en", True)
+        assert hook._languages(config) == (["en"], None)
+        assert hook._build_language(config) == ("en", True, True)
 
 
-def test_before_the_plugin_chooses_a_language_the_build_is_the_first():
-    config = _config(_i18n(None))
-    assert hook._i18n_plugin(config) is config.plugins["i18n"]
-    assert hook._first_language(config) is True
-    assert hook._build_language(config) == ("en", True)
+def test_before_the_plugin_chooses_a_language_the_build_is_the_default_one_first():
+    config = _config(_i18n(None, default="zh"))
+    assert hook._languages(config) == (["zh", "en"], None)
+    assert hook._build_language(config) == ("zh", True, True)
 
 
 def test_the_default_language_is_built_first_and_the_others_after_it():
     english, chinese = _config(_i18n("en")), _config(_i18n("zh"))
-    assert hook._first_language(english) is True and hook._first_language(chinese) is False
-    assert hook._build_language(english) == ("en", False)
-    assert hook._build_language(chinese) == ("zh", True)
+    assert hook._languages(chinese) == (["en", "zh"], "zh")
+    assert hook._build_language(english) == ("en", True, False)
+    assert hook._build_language(chinese) == ("zh", False, True)
 
 
 def test_the_last_language_is_the_last_after_the_default_whatever_order_they_are_listed_in():
-    assert hook._build_language(_config(_i18n("en", build=("zh", "en")))) == ("en", False)
-    assert hook._build_language(_config(_i18n("zh", build=("zh", "en")))) == ("zh", True)
-    assert hook._build_language(_config(_i18n("zh", build=("en", "zh", "fr")))) == ("zh", False)
-    assert hook._build_language(_config(_i18n("fr", build=("en", "zh", "fr")))) == ("fr", True)
-    assert hook._first_language(_config(_i18n("zh", default="zh", build=("en", "zh")))) is True
+    assert hook._build_language(_config(_i18n("en", build=("zh", "en")))) == ("en", True, False)
+    assert hook._build_language(_config(_i18n("zh", build=("zh", "en")))) == ("zh", False, True)
+    assert hook._build_language(_config(_i18n("zh", build=("en", "zh", "fr")))) == ("zh", False, False)
+    assert hook._build_language(_config(_i18n("fr", build=("en", "zh", "fr")))) == ("fr", False, True)
+    assert hook._build_language(_config(_i18n("zh", default="zh", build=("en", "zh")))) == ("zh", True, False)
 
 
 # --- what each language's build starts afresh -------------------------------------------------------------------
@@ -411,7 +409,7 @@ def _whole_site_config(language: str, tmp_path) -> SimpleNamespace:
 def test_the_whole_site_shows_every_experiment_it_measured(fresh_hook, tmp_path, monkeypatch):
     from mkdocs.exceptions import PluginError
 
-    every = hook.topic_experiments(hook.topics(_whole_site_config("en", tmp_path).docs_dir))
+    every = hook.topic_experiments(_whole_site_config("en", tmp_path).docs_dir)
     monkeypatch.setattr(context.current(), "ran", {"a.md": every - {"seeding.split_order"}, "b.md": set()})
     with pytest.raises(PluginError) as raised:
         fresh_hook.on_post_build(_whole_site_config("en", tmp_path))
@@ -428,7 +426,7 @@ def test_the_whole_site_shows_every_experiment_it_measured(fresh_hook, tmp_path,
 def test_catalogue_entries_no_page_used_or_still_to_check_stop_the_build(fresh_hook, tmp_path, monkeypatch):
     from mkdocs.exceptions import PluginError
 
-    every = hook.topic_experiments(hook.topics(_whole_site_config("zh", tmp_path).docs_dir))
+    every = hook.topic_experiments(_whole_site_config("zh", tmp_path).docs_dir)
     monkeypatch.setattr(context.current(), "ran", {"a.md": every})
     monkeypatch.setattr(context.current(), "used", {"kept"})
     seen = []

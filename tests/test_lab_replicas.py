@@ -335,21 +335,15 @@ def test_the_build_prefetches_the_experiments_of_the_topics_its_pages_present(tm
                                    "Prose that says topic: seeding is not front matter.\n")
     (tmp_path / "zh" / "a.md").write_text("---\ntopic: steps\n---\n\n# 甲\n")
     (tmp_path / "b.md").write_text("# No front matter\n")
-    assert mkdocs_hook.topics(str(tmp_path)) == {"loader", "steps"}
-    names = mkdocs_hook.topic_experiments({"steps"})
-    assert "steps.step_cost" in names and all(name.startswith("steps.") for name in names)
-    assert mkdocs_hook.topics(str(ROOT / "docs")) == {"loader", "seeding", "steps"}
-    measured = mkdocs_hook.topic_experiments(mkdocs_hook.topics(str(ROOT / "docs")))
+    assert mkdocs_hook.topic_pages(str(tmp_path)) == {"a.md": "loader", "zh/a.md": "steps"}
+    names = mkdocs_hook.topic_experiments(str(tmp_path))
+    assert {"steps.step_cost", "loader.question_timing"} <= names
+    assert {name.partition(".")[0] for name in names} == {"loader", "steps"}
+    measured = mkdocs_hook.topic_experiments(str(ROOT / "docs"))
     assert {exp.name for exp in cache.page_experiments()} == measured, "every experiment is some page's topic's"
+    (tmp_path / "a.md").write_text("# A page without a topic\n")
+    (tmp_path / "zh" / "a.md").unlink()
+    assert mkdocs_hook.topic_experiments(str(tmp_path)) == set(), "a site without topics measures nothing ahead"
     (tmp_path / "b.md").write_text("---\ntopic: ../loader\n---\n# B\n")
     with pytest.raises(PluginError, match=r"docs/b.md: its front matter's topic is '../loader'"):
-        mkdocs_hook.topics(str(tmp_path))
-
-
-def test_an_experiment_of_a_pages_topic_that_no_page_runs_is_named():
-    from snippets.lab import mkdocs_hook
-
-    every = mkdocs_hook.topic_experiments({"seeding"})
-    assert mkdocs_hook.idle_experiments({"seeding"}, every) == []
-    assert mkdocs_hook.idle_experiments({"seeding"}, every - {"seeding.split_order"}) == ["seeding.split_order"]
-    assert mkdocs_hook.idle_experiments(set(), set()) == [], "a site without topics measures nothing ahead"
+        mkdocs_hook.topic_experiments(str(tmp_path))

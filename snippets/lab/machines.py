@@ -169,13 +169,29 @@ def frozen_notebook(source: Path) -> Path:
     return recorded_notebook(source, primary())
 
 
+def with_outputs_of(source: Path | str, executed):  # noqa: ANN001, ANN201 - nbformat's notebooks
+    """Percent-format notebook ``source`` as it is here (its Markdown, code and metadata) with the outputs of
+    ``executed`` matched code cell by code cell; ValueError naming the first code cell that differs."""
+    import jupytext
+
+    ran = [cell for cell in executed.cells if cell.cell_type == "code"]
+    notebook = jupytext.read(source)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    if [cell.source for cell in code] != [cell.source for cell in ran]:
+        differing = next((n for n, (a, b) in enumerate(zip(code, ran), 1) if a.source != b.source),
+                         min(len(code), len(ran)) + 1)
+        raise ValueError(f"code cell {differing} differs ({len(code)} code cells here, {len(ran)} there)")
+    for mine, theirs in zip(code, ran):
+        mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
+    return notebook
+
+
 def recorded_notebook(source: Path, lead: Recording) -> Path:
     """Recorded machine ``lead``'s executed copy of notebook ``source``; an error naming it if missing or stale.
 
     What is rendered is the source notebook as it is here (its Markdown, code and metadata), with the outputs of
     the recorded copy matched cell by cell — outputs that ``recording_schema`` allows (printed text, PNG figures):
     nothing else of a recorded notebook reaches the page."""
-    import jupytext
     import nbformat
 
     path = lead.notebook(source.stem)
@@ -187,14 +203,11 @@ def recorded_notebook(source: Path, lead: Recording) -> Path:
         raise ArchiveError(f"FROZEN=1: notebook {source.name} changed since {lead.label} recorded it (commit "
                            f"{lead.commit[:12]}); re-record with make record MACHINE={lead.label}")
     executed = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
-    ran = [cell for cell in executed.cells if cell.cell_type == "code"]
-    notebook = jupytext.read(source)
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    if [cell.source for cell in code] != [cell.source for cell in ran]:
+    try:
+        notebook = with_outputs_of(source, executed)
+    except ValueError as error:
         raise ArchiveError(f"FROZEN=1: results/{lead.label}/notebooks/{path.name}: its code cells are not those "
-                           f"of {source.name}; re-record with make record MACHINE={lead.label}")
-    for mine, theirs in zip(code, ran):
-        mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
+                           f"of {source.name} ({error}); re-record with make record MACHINE={lead.label}") from None
     for number, cell in enumerate(notebook.cells):  # the same page from the same inputs: ids as recorded
         recorded_id = executed.cells[number].get("id") if len(executed.cells) == len(notebook.cells) else None
         cell["id"] = recorded_id if isinstance(recorded_id, str) and re.fullmatch(r"[\w-]{1,64}", recorded_id) \

@@ -254,51 +254,30 @@ def topic_pages(docs_dir: str | Path) -> dict[str, str]:
     return found
 
 
-def topics(docs_dir: str) -> set[str]:
-    """The topics the pages under ``docs_dir`` present."""
-    return set(topic_pages(docs_dir).values())
-
-
-def topic_experiments(names: set[str]) -> set[str]:
-    """Every experiment of the topics called ``names`` (``loader.question_timing``, …)."""
+def topic_experiments(docs_dir: str) -> set[str]:
+    """Every experiment of the topics the pages under ``docs_dir`` present (``loader.question_timing``, …)."""
+    names = set(topic_pages(docs_dir).values())
     return {exp.name for exp in _lab("cache").page_experiments() if exp.name.partition(".")[0] in names}
 
 
-def idle_experiments(names: set[str], ran: set[str]) -> list[str]:
-    """The experiments of the topics called ``names`` that no page ran (``ran``): the build measures each before
-    the pages run, so each must be shown."""
-    return sorted(topic_experiments(names) - ran)
-
-
-def _languages(config) -> list[str]:
-    """Every language this ``mkdocs build`` writes."""
-    plugin = _i18n_plugin(config)
-    if plugin is None:
-        return [_lab("i18n").DEFAULT]
-    return [plugin.default_language] + [lang for lang in getattr(plugin, "build_languages", [])
-                                        if lang != plugin.default_language]
-
-
-def _i18n_plugin(config):
-    """mkdocs-static-i18n's plugin, or None (a site in one language, or a hook called outside a build)."""
+def _languages(config) -> tuple[list[str], str | None]:
+    """Every language this ``mkdocs build`` writes, the default first, and the one this build writes
+    (mkdocs-static-i18n builds one after the other; None before it has chosen, when the default comes first)."""
     plugins = getattr(config, "plugins", None)
-    return plugins.get("i18n") if plugins is not None else None
+    plugin = plugins.get("i18n") if plugins is not None else None
+    if plugin is None:
+        return [_lab("i18n").DEFAULT], None
+    return [plugin.default_language] + [lang for lang in getattr(plugin, "build_languages", [])
+                                        if lang != plugin.default_language], plugin.current_language
 
 
-def _first_language(config) -> bool:
-    """Whether this build is the first (or only) language of its ``mkdocs build``: mkdocs-static-i18n has not
-    chosen a language yet, or chose the default, which it builds first."""
-    plugin = _i18n_plugin(config)
-    return plugin is None or plugin.current_language in (None, plugin.default_language)
-
-
-def _build_language(config) -> tuple[str, bool]:
-    """The language this build writes (mkdocs-static-i18n builds one language after the other) and whether it
-    is the last one."""
-    plugin = _i18n_plugin(config)
-    if plugin is None or plugin.current_language is None:
-        return _lab("i18n").DEFAULT, True
-    return plugin.current_language, plugin.current_language == _languages(config)[-1]
+def _build_language(config) -> tuple[str, bool, bool]:
+    """The language this build writes, whether it is the first (or only) of its ``mkdocs build`` and whether it is
+    the last."""
+    every, current = _languages(config)
+    if current is None:
+        return every[0], True, True
+    return current, current == every[0], current == every[-1]
 
 
 def _project_url(config) -> str | None:
@@ -958,7 +937,7 @@ class Pitfalls(BasePlugin):
         takes its twin's outputs), as jobs for ``cache.prefetch`` to run beside the experiments that time nothing: each
         in its own kernel, on a core of its own, instead of one after the other once the experiments are done."""
         machines, store = _lab("machines"), _lab("store")
-        if jupyter is None or not jupyter.config.get("execute") or machines.frozen() or store.deferred():
+        if jupyter is None or not jupyter.config["execute"] or machines.frozen() or store.deferred():
             return []
         recording = _recording()
         jobs = []
@@ -969,8 +948,7 @@ class Pitfalls(BasePlugin):
                     continue
 
                 def run(path: str = path) -> None:
-                    self._execute(path, jupyter.config.get("kernel_name", ""),
-                             allow_errors=jupyter.config.get("allow_errors", False))
+                    self._execute(path, jupyter.config["kernel_name"], allow_errors=jupyter.config["allow_errors"])
                     self.executed_now.add(path)
 
                 jobs.append((f"notebook {source.name}", run))
@@ -980,7 +958,6 @@ class Pitfalls(BasePlugin):
         """The executed copy of translated notebook ``source``: its cells (Markdown and alt texts in its language)
         with the outputs of ``twin``'s executed copy, matched cell by cell. Its code cells must be the twin's, so
         the notebook runs once, in the default language, whatever the number of languages."""
-        import jupytext
         import nbformat
 
         target = self._executed_path(source)
@@ -990,16 +967,11 @@ class Pitfalls(BasePlugin):
         if not executed_twin.exists():
             execute_twin()
         executed = nbformat.read(executed_twin, as_version=4)
-        ran = [cell for cell in executed.cells if cell.cell_type == "code"]
-        notebook = jupytext.read(source)
-        code = [cell for cell in notebook.cells if cell.cell_type == "code"]
-        if [cell.source for cell in code] != [cell.source for cell in ran]:
-            differing = next((n for n, (a, b) in enumerate(zip(code, ran), 1) if a.source != b.source),
-                             min(len(code), len(ran)) + 1)
-            raise PluginError(f"{source}: its code cells must be those of {twin} (they run once, there): code cell "
-                              f"{differing} differs ({len(code)} code cells here, {len(ran)} there)")
-        for mine, theirs in zip(code, ran):
-            mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
+        try:
+            notebook = _lab("machines").with_outputs_of(source, executed)
+        except ValueError as error:
+            raise PluginError(f"{source}: its code cells must be those of {twin} (they run once, there): {error}") \
+                from None
         notebook.metadata.update({key: value for key, value in executed.metadata.items()
                                   if key in ("kernelspec", "language_info")})
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -1016,7 +988,7 @@ class Pitfalls(BasePlugin):
         folder = _lab("store").cache_dir().parent / "notebooks" / digest[:16]
         # One rendering cache per language: mkdocs-jupyter evicts, after each build, what that build did not use, and
         # mkdocs-static-i18n builds each language on its own.
-        language, _ = _build_language(config)
+        language, *_ = _build_language(config)
         pages = folder if language == _lab("i18n").DEFAULT else folder / f"pages-{language}"
         jupyter.config["cache_dir"] = str(pages)
         self.executed_dir = folder / "executed"
@@ -1040,7 +1012,7 @@ class Pitfalls(BasePlugin):
                     jupyter_plugin._get_cache_path(str(pages), key).unlink(missing_ok=True)
 
     def on_config(self, config):
-        first = _first_language(config)
+        _, first, _ = _build_language(config)
         if self.builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
             found, checked = _lab("code").memo(), _lab("store").memo()
             purge_snippets()
@@ -1049,7 +1021,7 @@ class Pitfalls(BasePlugin):
         self.builds += 1
         if first:
             self.contradicted.clear()
-        language, _ = _build_language(config)
+        language, *_ = _build_language(config)
         context = _lab("context")
         # recorded machines' tables are drawn with the page's Markdown extensions
         markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
@@ -1062,7 +1034,7 @@ class Pitfalls(BasePlugin):
             self._configure_notebooks(config, jupyter)
         if first and getattr(config, "docs_dir", None):  # the experiments of the topics its pages present, the timing
             try:  # experiments' processes taking turns, then the others and the notebooks, before any page runs
-                _lab("cache").prefetch(topic_experiments(topics(config.docs_dir)), beside=self._notebook_jobs(config, jupyter))
+                _lab("cache").prefetch(topic_experiments(config.docs_dir), beside=self._notebook_jobs(config, jupyter))
             except _lab("replicas").ReplicaError as error:  # PITFALLS_PROCESSES=two: said, not a traceback
                 raise PluginError(str(error)) from None
         # A page's usage example imports a recipe by its bare name, as a reader's script does (``from step_budget
@@ -1079,7 +1051,7 @@ class Pitfalls(BasePlugin):
         logger.setLevel(logging.WARNING)
         if first:
             self.pending_notebooks.clear()
-            if "zh" in _languages(config):
+            if "zh" in _languages(config)[0]:
                 problem = _lab("fonts").problem()
                 if problem:
                     raise PluginError(problem)
@@ -1093,7 +1065,7 @@ class Pitfalls(BasePlugin):
         ultrabug/mkdocs-static-i18n#198)."""
         from mkdocs.structure.files import File
 
-        language, _ = _build_language(config)
+        language, *_ = _build_language(config)
         prefix = "" if language == _lab("i18n").DEFAULT else f"{language}/"
         for name in RECIPES:  # as they are in snippets/: the recipes that ran
             files.append(File.generated(config, f"{prefix}recipes/{name}",
@@ -1109,7 +1081,7 @@ class Pitfalls(BasePlugin):
                         and jupyter.should_include(file)):
                     files.remove(file)
                     files.append(NotebookFile(file, **config))
-        plugin = _i18n_plugin(config)
+        plugin = config.plugins.get("i18n")
         if plugin is not None and plugin.current_language in getattr(plugin, "i18n_files_per_language", {}):
             # the i18n sitemap lists the pages it saw: the notebooks are pages again only from here on
             plugin.i18n_files_per_language[plugin.current_language] = files.documentation_pages()
@@ -1227,7 +1199,7 @@ class Pitfalls(BasePlugin):
         hrefs = [f"../{sheet.relative_to(site).as_posix()}" for sheet in sheets if sheet.is_file()]
         provenance = _lab("provenance")
         (site / CODE_FOLDER).mkdir(parents=True, exist_ok=True)
-        language, last = _build_language(config)
+        language, _, last = _build_language(config)
         i18n = _lab("i18n")
         build = _lab("context").current()
         build.language = language
@@ -1240,7 +1212,7 @@ class Pitfalls(BasePlugin):
             _lab("store").store_text(_lab("store").pending_path(), json.dumps(
                 {"experiments": pending, "notebooks": sorted(self.pending_notebooks)}, sort_keys=True))
         if _whole_site(config):  # what the build measured before the pages ran, each run by a page
-            idle = idle_experiments(topics(config.docs_dir), set().union(*build.ran.values()))
+            idle = sorted(topic_experiments(config.docs_dir) - set().union(*build.ran.values()))
             if idle:
                 raise PluginError(f"{len(idle)} experiment{'s' if len(idle) > 1 else ''} of the pages' topics that no "
                                   "page runs, measured for nothing: show each on a page, or remove it: " + ", ".join(idle))

@@ -63,13 +63,15 @@ def by_release(result: cache.Result) -> list[tuple[str, str | None, cache.Result
     return [(version, label, found) for _, version, label, found in sorted(rows, key=lambda row: row[0])]
 
 
+def changes_of(values: list[tuple[str, Any]]) -> list[tuple[str, Any, str, Any]]:
+    """Every place, in release order, where a value differs from the one before it:
+    ``(release before, its value, first release with the new value, the new value)``."""
+    return [(before, old, after, new) for (before, old), (after, new) in zip(values, values[1:]) if old != new]
+
+
 def first_change(values: list[tuple[str, Any]]) -> tuple[str, Any, str, Any] | None:
-    """The first place, in release order, where a value differs from the one before it:
-    ``(release before, its value, first release with the new value, the new value)``; None if all agree."""
-    for (before, old), (after, new) in zip(values, values[1:]):
-        if old != new:
-            return before, old, after, new
-    return None
+    """The first of ``changes_of(values)``; None if all agree."""
+    return next(iter(changes_of(values)), None)
 
 
 def facts_by_release(result: cache.Result, fact: Callable[[cache.Result], Any]) -> list[tuple[str, Any]]:
@@ -175,13 +177,8 @@ def changes(row: dict) -> list[tuple[str, str, str, str]]:
                  machines.short_release(rec.fingerprint.get("torch", "")), _status(verdict))
                 for rec, verdict in row["releases"]]
     verdicts.append((machines.release(this_release()), this_release(), _status(row["here"])))
-    decided = [(version, status) for _, version, status in sorted(verdicts, key=lambda v: v[0])
-               if status in ("holds", "fails")]
-    found = []
-    for (before, old), (after, new) in zip(decided, decided[1:]):
-        if old != new:
-            found.append((before, old, after, new))
-    return found
+    return changes_of([(version, status) for _, version, status in sorted(verdicts, key=lambda v: v[0])
+                       if status in ("holds", "fails")])
 
 
 def _page_link(page: str | None) -> str:
