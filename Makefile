@@ -46,7 +46,7 @@ build: $(STAMP) fonts
 ## record from uncommitted changes, their digest in the manifest)
 record: $(STAMP) fonts
 	@test -n "$(MACHINE)" || { echo "make record needs a label for this machine: make record MACHINE=laptop-m2" >&2; exit 2; }
-	$(BIN)/python -m snippets.lab.record "$(MACHINE)" $(if $(REPLACE),--replace) $(if $(filter 1 yes true on all,$(REFRESH)),--refresh) $(if $(filter 1 yes true on,$(ALLOW_DIRTY)),--allow-dirty)
+	$(BIN)/pitfalls-record "$(MACHINE)" $(if $(REPLACE),--replace) $(if $(filter 1 yes true on all,$(REFRESH)),--refresh) $(if $(filter 1 yes true on,$(ALLOW_DIRTY)),--allow-dirty)
 
 ## Record this machine with another torch release, installed in an environment of its own outside the repository:
 ## make record-release TORCH=2.6.0 MACHINE=epyc-2core records results/epyc-2core-torch2.6.0/ (the Versions page

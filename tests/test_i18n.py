@@ -724,3 +724,14 @@ def test_make_translations_keeps_a_changed_texts_translation_as_fuzzy_and_drops_
     assert translations.update("zh", again) == [], "a second run, nothing checked yet, changes nothing"
     assert (i18n._ROOT / "pkg" / "zh.po").read_text(encoding="utf-8") == pkg_text, "the old English kept beside it"
     assert "python-format" not in pkg_text, "'95% i' is no printf format: gettext's checkers would hold it to one"
+
+
+def test_a_count_of_none_is_said_in_words_of_its_own_in_either_language(monkeypatch):
+    keys = ("differ at none of {total} epochs", "differ at {count} of {total} epochs")
+    with context.using(context.Build(language="en")):
+        assert i18n.count_or_none(0, *keys, total=2000) == "differ at none of 2,000 epochs"
+        assert i18n.count_or_none(1234, *keys, total=2000) == "differ at 1,234 of 2,000 epochs"
+        assert i18n.count_or_none(1, *keys, total="all") == "differ at 1 of all epochs", "a text field as it is"
+    with context.using(context.Build(language="zh")):
+        assert i18n.count_or_none(0, *keys, total=2000) == "在全部 2,000 轮中完全一致"
+        assert i18n.count_or_none(1234, *keys, total=2000) == "在 2,000 轮中有 1,234 轮不同"

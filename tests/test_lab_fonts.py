@@ -84,3 +84,26 @@ def test_an_english_only_build_needs_no_cjk_font(fresh_hook, hidden, tmp_path, m
     monkeypatch.setattr(fonts, "_fresh_list", lambda: _Listing("DejaVu Sans"))
     config = _i18n_config(tmp_path, ["en"])
     assert fresh_hook.on_config(config) is config
+
+
+def test_a_font_list_made_anew_becomes_matplotlibs_in_this_process_and_in_its_cache_file(monkeypatch, tmp_path):
+    import copy
+
+    import matplotlib
+    from matplotlib import font_manager
+
+    for name in ("fontManager", "findfont", "get_font_names"):  # put back afterwards
+        monkeypatch.setattr(font_manager, name, getattr(font_manager, name))
+    monkeypatch.setattr(matplotlib, "get_cachedir", lambda: str(tmp_path))
+    made = copy.copy(font_manager.fontManager)
+    font_manager.get_font(font_manager.findfont("DejaVu Sans"))
+    assert font_manager._get_font.cache_info().currsize
+    fonts._adopt(made)
+    assert font_manager.fontManager is made
+    assert font_manager.findfont == made.findfont and font_manager.get_font_names == made.get_font_names
+    assert font_manager._get_font.cache_info().currsize == 0, "no font opened from the old list is reused"
+    cache = tmp_path / f"fontlist-v{font_manager.FontManager.__version__}.json"
+    assert len(font_manager.json_load(cache).ttflist) == len(made.ttflist), "the next process reads the new list"
+    monkeypatch.setattr(matplotlib, "get_cachedir", lambda: str(tmp_path / "read-only" / "missing"))
+    fonts._adopt(made)  # a cache folder it cannot write: this process has the list all the same
+    assert font_manager.fontManager is made

@@ -1278,3 +1278,124 @@ def test_the_lab_quiets_torch_before_torch_s_extension_module_is_imported():
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[True]", f"filter not in place when torch.utils.cpp_extension was imported: {done.stdout}"
+
+
+def test_a_topic_named_on_a_page_gives_its_modules_and_nothing_private(fresh_hook):
+    import importlib
+
+    loader = fresh_hook._Topic("loader")
+    assert loader.measure is importlib.import_module("snippets.experiments.loader.measure")
+    assert loader.figures is importlib.import_module("snippets.experiments.loader.figures")
+    for private in ("_name", "__path__", "_hidden"):
+        with pytest.raises(AttributeError, match=private):
+            object.__getattribute__(loader, "__getattr__")(private)
+    with pytest.raises(ModuleNotFoundError, match="snippets.experiments.loader.nothing"):
+        loader.nothing
+
+
+@pytest.mark.parametrize(("html", "spaced"), [
+    ("<p>中 文</p>", "<p>中文</p>"),  # two Chinese characters: no space
+    ("<p>中\t文</p>", "<p>中文</p>"),
+    ("<p>中 a 文</p>", "<p>中 a 文</p>"),  # Chinese beside Latin keeps its space
+    ("<p>好。 下一句，  再一句</p>", "<p>好。下一句，再一句</p>"),  # none after a full-width mark
+    ("<p>好。 a</p>", "<p>好。a</p>"),
+    ("<p>a. b</p>", "<p>a. b</p>"),
+    ("<p>中</span> <span>文</p>", "<p>中</span><span>文</p>"),  # a space alone between two tags
+    ("<p>好。</span> <span>a</p>", "<p>好。</span><span>a</p>"),
+    ("<p>好。</span> <span>“引”</p>", "<p>好。</span><span>“引”</p>"),
+    ("<p>中</span> <span>“引”</p>", "<p>中</span><span>“引”</p>"),
+    ("<p>中</span> <span>（注）</p>", "<p>中</span><span>（注）</p>"),
+    ("<p>中</span> <span>a</p>", "<p>中</span> <span>a</p>"),
+    ("<p>a</span> <span>文</p>", "<p>a</span> <span>文</p>"),
+    ("<p>中</span><i></i> <i> </i><span>文</p>", "<p>中</span><i></i><i></i><span>文</p>"),  # blank pieces skipped
+    ("<p> <b>文</b></p>", "<p> <b>文</b></p>"),  # nothing before it
+    ("<p><b>中</b> 文</p>", "<p><b>中</b>文</p>"),  # a text's leading space after Chinese
+    ("<p><b>好。</b> “文”</p>", "<p><b>好。</b>“文”</p>"),
+    ("<p><b>中</b> a</p>", "<p><b>中</b> a</p>"),
+    ("<p><b>a</b> 文</p>", "<p><b>a</b> 文</p>"),
+    ("<p>中 <b>文</b></p>", "<p>中<b>文</b></p>"),  # a text's trailing space before Chinese
+    ("<p>好。 <b>（文）</b></p>", "<p>好。<b>（文）</b></p>"),
+    ("<p>中 <b>a</b></p>", "<p>中 <b>a</b></p>"),
+    ("<p>a <b>文</b></p>", "<p>a <b>文</b></p>"),
+    ("<p>耗时 10× (3–20，有噪声)</p>", "<p>耗时 10×（3–20，有噪声）</p>"),  # brackets around Chinese: full-width
+    ("<p>函数 f (参数)</p>", "<p>函数 f（参数）</p>"),
+    ("<p>函数 f(a, b)</p>", "<p>函数 f(a, b)</p>"),
+    ("<p>占 92% (86–95)，是 8× (2–25)，约 3 (1.5–4.25)</p>", "<p>占 92%（86–95），是 8×（2–25），约 3（1.5–4.25）</p>"),
+    ("<p>差 -3 (-4–-2)</p>", "<p>差 -3（-4–-2）</p>"),
+    ("<p>x (1–2)</p>", "<p>x (1–2)</p>"),  # an interval after no number stays as it is
+    ("<pre>中 文 (有)</pre><code>中 文</code>", "<pre>中 文 (有)</pre><code>中 文</code>"),  # code is not touched
+    ("<script>a = '中 文'</script><style>b</style><textarea>中 文</textarea>",
+     "<script>a = '中 文'</script><style>b</style><textarea>中 文</textarea>"),
+    ("<p>中 文</p><code class=\"x\">中 文</code><p>中 文</p>", "<p>中文</p><code class=\"x\">中 文</code><p>中文</p>"),
+])
+def test_chinese_text_is_spaced_as_chinese_with_code_and_latin_left_as_they_are(html, spaced):
+    assert hook.close_cjk_spacing(html) == spaced
+
+
+@pytest.mark.parametrize(("base", "searched"), [("..", "../zh/"), ("../", "../zh/"), ("../..", "../../zh/"),
+                                                ("/", "./zh/"), (".", "./zh/"), ("", "./zh/")])
+def test_a_translated_page_searches_its_own_languages_index(base, searched):
+    config = '<script id="__config" type="application/json">{"annotate": null, "base": "%s", "features": []}</script>'
+    assert hook._search_base("<p>a</p>" + config % base, "zh") == "<p>a</p>" + config % searched
+    assert hook._search_base("<p>no configuration</p>", "zh") == "<p>no configuration</p>"
+
+
+_IN_SHORT = '<div class="admonition abstract"><p>In short</p><div class="tabbed"><div>a</div></div></div>'
+
+
+def _sections(count: int) -> str:
+    return "".join(f'<h2 id="s{n}">Section {n}<a class="headerlink" href="#s{n}">¶</a></h2><p>x</p>'
+                   for n in range(1, count + 1))
+
+
+def test_under_the_in_short_a_line_of_links_leads_to_each_section_in_either_language():
+    page = "<h1>T</h1>" + _IN_SHORT + _sections(3)
+    links = '<a href="#s1">Section 1</a> · <a href="#s2">Section 2</a> · <a href="#s3">Section 3</a>'
+    assert hook._jump_links(page) == (f'<nav class="pitfalls-jump" aria-label="On this page"><p>On this page: {links}'
+                                      "</p></nav>\n")
+    with context.using(context.Build(language="zh")):
+        assert hook._jump_links(page) == (f'<nav class="pitfalls-jump" aria-label="本页内容"><p>本页内容：{links}'
+                                          "</p></nav>\n")
+    assert hook._jump_links("<h1>T</h1>" + _IN_SHORT + _sections(2)) == "", "two sections are on the first screen"
+    assert hook._jump_links("<h1>T</h1>" + _sections(4)) == "", "a page without an In short has no such line"
+
+
+@pytest.mark.parametrize(("html", "end"), [
+    (_IN_SHORT + "<p>after</p>", len(_IN_SHORT)),  # at the very start
+    ("<div>before</div>" + _IN_SHORT + "<p>after</p>", len("<div>before</div>" + _IN_SHORT)),
+    ("<p>x</p>" + _IN_SHORT + _IN_SHORT, len("<p>x</p>" + _IN_SHORT)),  # the first
+    ("<p>no box</p>", None),
+    ('<div class="admonition abstract"><div>never closed', None),
+])
+def test_the_in_short_box_ends_where_its_own_div_closes(html, end):
+    assert hook._end_of_in_short(html) == end
+
+
+def test_a_closed_section_says_what_it_holds_counted_in_either_language():
+    figure, table, claim = '<figure class="pitfalls-figure">', "<table>", '<span class="pitfalls-claim pitfalls-claim--holds">'
+    assert hook._section_summary(figure + table * 2 + claim) == (
+        '<span class="pitfalls-section__closed">Open the section: 1 figure, 2 tables, 1 checked claim</span>'
+        '<span class="pitfalls-section__open">Close the section: 1 figure, 2 tables, 1 checked claim</span>')
+    assert hook._section_summary(figure * 2 + table + '<span class="pitfalls-claim">' * 2) == (
+        '<span class="pitfalls-section__closed">Open the section: 2 figures, 1 table, 2 checked claims</span>'
+        '<span class="pitfalls-section__open">Close the section: 2 figures, 1 table, 2 checked claims</span>')
+    assert hook._section_summary("<p>prose</p><tables>") == (
+        '<span class="pitfalls-section__closed">Open the section</span>'
+        '<span class="pitfalls-section__open">Close the section</span>')
+    with context.using(context.Build(language="zh")):
+        assert hook._section_summary(figure + table * 2 + claim * 3) == (
+            '<span class="pitfalls-section__closed">展开本节：1 张图、2 张表、3 条已校验的结论</span>'
+            '<span class="pitfalls-section__open">收起本节：1 张图、2 张表、3 条已校验的结论</span>')
+
+
+def test_what_the_plugins_wrote_in_english_is_translated_and_the_keys_used_are_counted():
+    page = ('<a title="Permanent link" aria-label="3">¶</a><a title="上一页: 首页">x</a>'
+            '<span class="notice" hidden="">Copied!</span><div class="jp-InputPrompt jp-InputArea-prompt">In\xa0[12]:</div>'
+            '<div class="jp-InputPrompt">In [ ]:</div>')
+    with context.using(context.Build(language="zh")) as build:
+        translated = hook.theirs_translated(page, "zh")
+        assert "Permanent link" in build.used
+    assert translated == ('<a title="永久链接" aria-label="3">¶</a><a title="上一页：首页">x</a>'
+                          '<span class="notice" hidden="">已复制</span>'
+                          '<div class="jp-InputPrompt jp-InputArea-prompt">输入 [12]：</div>'
+                          '<div class="jp-InputPrompt">In [ ]:</div>')

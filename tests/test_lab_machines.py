@@ -1027,3 +1027,65 @@ def test_a_recorded_result_is_checked_once_and_each_reader_gets_its_own_copy(lab
     path.write_text(json.dumps(value))  # a file changed after its folder was checked is refused as it is now
     with pytest.raises(store.ArchiveError, match="not a finite number"):
         rec.entry("machpage.speed", {"n": 5})
+
+
+def _recorded_ratio(folder, ratio: float) -> None:
+    """The speed result recorded in ``folder``, its ratio changed to ``ratio`` (another host measured that)."""
+    [entry_file] = (folder / "machpage.speed").iterdir()
+    entry = json.loads(entry_file.read_text())
+    entry["value"]["ratio"] = ratio
+    entry_file.write_text(json.dumps(entry, indent=1, sort_keys=True))
+
+
+def test_a_machine_of_the_same_kind_whose_interval_lies_apart_is_named_and_no_other(lab, monkeypatch):
+    _recorded_ratio(_record(monkeypatch, lab, "twin-host", HERE), 9.0)  # this build's fingerprint: its kind
+    _recorded_ratio(_record(monkeypatch, lab, "broken-host", HERE), 7.0)  # one the drawing code cannot read
+    _record(monkeypatch, lab, "other-n", HERE, n=5)  # the same kind, without this result
+    _recorded_ratio(_record(monkeypatch, lab, "gpu-h200", THERE), 9.0)  # another kind: never compared
+    store.forget()
+    assert [rec.label for rec in machines.same_kind()] == ["broken-host", "other-n", "twin-host"]
+    date = {rec.label: rec.manifest["recorded_at"][:10] for rec in machines.recordings()}["twin-host"]
+    mine = {"low": 2.0, "high": 4.0}
+
+    def intervals_of(result):
+        if result["ratio"] == 7.0:
+            raise KeyError("rows")
+        if result["ratio"] == 3.0:  # this build's
+            return {"apart": mine, "touching above": mine, "touching below": mine, "below": mine,
+                    "open here": {"low": None, "high": 4.0}, "open there": mine, "here only": mine}
+        return {"apart": {"low": 8.0, "high": 10.0}, "touching above": {"low": 4.0, "high": 6.0},
+                "touching below": {"low": 1.0, "high": 2.0}, "below": {"low": 0.5, "high": 1.5},
+                "open here": {"low": 8.0, "high": 10.0}, "open there": {"low": 8.0, "high": None},
+                "there only": {"low": 8.0, "high": 10.0}}
+
+    here = cache.run(lab.speed, n=3)
+    assert machines.disagreeing(here, intervals_of) == {
+        "apart": [("twin-host", date, {"low": 8.0, "high": 10.0})],
+        "below": [("twin-host", date, {"low": 0.5, "high": 1.5})]}
+    assert machines.disagreeing(cache.run(lab.facts, n=3), intervals_of) == {}, "results that do not depend on time"
+    here.exp = None
+    assert machines.disagreeing(here, intervals_of) == {}, "a result of no experiment"
+    monkeypatch.setenv("FROZEN", "1")
+    (machines.results_dir() / "primary").write_text("twin-host\n")
+    assert [rec.label for rec in machines.same_kind()] == ["broken-host", "other-n"], \
+        "a frozen build compares the leading machine with the others of its kind, never with itself"
+
+
+def test_while_make_serve_measures_a_result_not_measured_here_is_the_leading_machines_marked_pending(lab, monkeypatch):
+    _record(monkeypatch, lab, "gpu-h200", THERE)
+    _record(monkeypatch, lab, "cpu-other", {**HERE, "cpu": "other"})
+    (machines.results_dir() / "primary").write_text("gpu-h200\n")
+    monkeypatch.setenv("PITFALLS_DEFER", "1")
+    stored = []
+    monkeypatch.setattr(store.LocalStore, "put", lambda self, *args: stored.append(args))
+    with context.using(context.Build(page="a.md")) as build:
+        shown = cache.run(lab.speed, n=3)
+        assert shown.recorded_on == "gpu-h200" and not shown.here and shown.fingerprint == THERE and not stored
+        assert shown.value["ratio"] == 3.0 and shown.exp is lab.speed
+        assert build.pending == {"a.md": {"machpage.speed": shown.elapsed_s}}
+        fresh = cache.run(lab.speed, n=11)  # not recorded there: measured here, now
+        assert fresh.here and fresh.fingerprint == HERE and fresh.value["ratio"] == 11.0 and len(stored) == 1
+        assert build.pending == {"a.md": {"machpage.speed": shown.elapsed_s}}
+    (machines.results_dir() / "primary").write_text("nowhere\n")  # no machine to lead with: measured here
+    with context.using(context.Build(page="b.md")) as build:
+        assert cache.run(lab.facts, n=3).here and build.pending == {}

@@ -602,3 +602,114 @@ def test_a_shares_interval_stays_between_0_and_100_percent():
 ])
 def test_a_bound_the_interval_clears_is_never_printed_onto_it(values, percent, text):
     assert render.measured(values, "share" if percent else "ratio", percent=percent) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0, "0"), (float("inf"), "inf"), (float("nan"), "nan"), (0.001, "0.001"), (1, "1"), (1000, "1,000"),
+    (100_000, "100,000"), (999_999, "999,999"), (1e6, "10⁶"), (2e6, "2×10⁶"), (-1e6, "-1×10⁶"), (1e-4, "10⁻⁴"),
+    (2.5e-4, "2.5×10⁻⁴"), (1e12, "10¹²"), (-0.002, "-0.002"),
+])
+def test_a_log_axis_tick_label_is_a_plain_number_or_a_power_of_ten_at_full_size(value, text):
+    assert render.plain_number(value) == text
+    assert render.plain_number(value, 3) == text, "matplotlib's tick position is ignored"
+
+
+def test_the_in_short_names_where_the_numbers_were_measured_and_tables_measured_there_carry_no_stamp():
+    here, recorded = _result(), dataclasses.replace(_result(), recorded_on="epyc <2core>")
+    with context.using(context.Build(page="a.md")) as build:
+        assert render.measured_on(here) == "Numbers on this page measured with torch x · CPU (demo) · 2 threads · 2026-01-02."
+        assert build.stamps == {"a.md": "torch x · CPU (demo) · 2 threads · 2026-01-02"}
+        assert render.stamp_line(here) == "", "the In short said it"
+        assert render.stamp_line(recorded).startswith('<p class="pitfalls-stamp pitfalls-stamp--recorded">Recorded on '
+                                                      "epyc &lt;2core&gt; with torch x")
+    with context.using(context.Build(page="b.md")) as build:
+        assert render.measured_on(recorded) == ("Numbers on this page recorded on epyc &lt;2core&gt; with torch x · "
+                                                "CPU (demo) · 2 threads · 2026-01-02, until this machine has measured them.")
+        assert build.stamps == {"b.md": "epyc <2core>: torch x · CPU (demo) · 2 threads · 2026-01-02"}
+        assert render.stamp_line(recorded) == "" and render.stamp_line(here).startswith('<p class="pitfalls-stamp">')
+    with context.using(context.Build(language="zh")) as build:
+        assert render.measured_on(here) == "本页数字的测量环境：torch x · CPU (demo) · 2 个线程 · 2026-01-02。"
+        assert build.stamps == {}, "outside a page, nothing is kept"
+        assert render.stamp_line(here) == '<p class="pitfalls-stamp">测量环境：torch x · CPU (demo) · 2 个线程 · 2026-01-02</p>\n'
+        assert render.stamp_line(recorded) == ('<p class="pitfalls-stamp pitfalls-stamp--recorded">记录于 epyc &lt;2core&gt;，'
+                                               "测量环境：torch x · CPU (demo) · 2 个线程 · 2026-01-02；本机尚未测量</p>\n")
+    with context.using(context.Build()):
+        assert render.stamp_line(recorded) == ('<p class="pitfalls-stamp pitfalls-stamp--recorded">Recorded on '
+                                               "epyc &lt;2core&gt; with torch x · CPU (demo) · 2 threads · 2026-01-02: "
+                                               "not measured on this machine yet</p>\n")
+
+
+@pytest.mark.parametrize(("values", "percent", "text"), [
+    ({"ratio": 7.8, "low": 3.04, "high": 18.2, "relation": ">", "threshold": 3}, False,
+     "8× (3.04–19; checked: more than 3×)"),
+    ({"ratio": 7.8, "low": 3.04, "high": 18.2}, False, "8× (3–19)"),  # no bound: printed as it is
+    ({"ratio": 7.8, "low": 3.04, "high": 18.2, "relation": ">"}, False, "8× (3–19)"),
+    ({"ratio": 7.8, "low": 3.04, "high": 18.2, "threshold": 3}, False, "8× (3–19)"),
+    ({"ratio": 7.8, "low": 2.5, "high": 18.2, "relation": ">", "threshold": 3}, False,
+     "8× (2–19; checked: more than 3×)"),  # a bound the interval does not clear: nothing more to print
+    ({"ratio": 7.8, "low": 3.000001, "high": 18.2, "relation": ">", "threshold": 3}, False,
+     "8× (3–19; checked: more than 3×)"),  # clear of it only past three more decimals: left as it is
+    ({"ratio": 1.5, "low": 1.0004, "high": 2.5, "relation": ">", "threshold": 1}, False,
+     "1.5× (1.0004–2.5; checked: more than 1×)"),
+    ({"ratio": 1234.5, "low": 1000.4, "high": 1500, "relation": ">", "threshold": 1000}, False,
+     "1,200× (1,000.4–1,500; checked: more than 1,000×)"),
+    ({"ratio": 0.5, "low": 0.2, "high": 0.9996, "relation": "<", "threshold": 1}, False,
+     "0.5× (0.2–0.9996; checked: less than 1×)"),
+    ({"ratio": 0.5, "low": 0.2, "high": 1.2, "relation": "<", "threshold": 1}, False,
+     "0.5× (0.2–1.2; checked: less than 1×)"),
+    ({"ratio": 7.8, "low": None, "high": None, "relation": ">", "threshold": 3}, False,
+     "7.80× (no interval: too few repeats; checked: more than 3×)"),
+    ({"ratio": 0.01, "low": 0.002, "high": 0.0496, "relation": "<", "threshold": 0.05}, True,
+     "1% (0.2–4.96; checked: less than 5%)"),
+    ({"ratio": 0.5, "low": 0.4, "high": 0.6}, True, "50% (40–60)"),
+])
+def test_a_measured_value_prints_its_interval_and_the_bound_it_was_checked_against(values, percent, text):
+    assert render.measured(values, percent=percent) == text
+    assert render.measured({"share": values.pop("ratio"), **values}, "share", percent=percent) == text
+
+
+def test_a_measured_value_in_chinese_and_what_it_refuses():
+    with context.using(context.Build(language="zh")):
+        assert render.measured({"ratio": 7.8, "low": 3.04, "high": 18.2, "relation": ">", "threshold": 3}) == \
+            "8× (3.04–19；校验：3× 以上)"
+        assert render.measured({"ratio": 7.8, "relation": "<", "threshold": 3}) == "7.80× （无区间：重复次数太少） （校验：3× 以下）"
+    with pytest.raises(KeyError, match="the check measured no 'ratio'; it measured: nothing"):
+        render.measured({})
+    with pytest.raises(KeyError, match="the check measured no 'share'; it measured: ratio, low"):
+        render.measured({"ratio": 1, "low": 1}, "share")
+    with pytest.raises(ValueError, match=r"^a bound's relation is '>' or '<', got '='$"):
+        render.measured({"ratio": 1, "relation": "=", "threshold": 1})
+
+
+_BUSY = {"name": "DataLoader", "value": "8× (3–20)", "said": "other programs took 40% of the CPU time it needed",
+         "contention": 0.4, "factor": 1.5}
+_LESS_BUSY = {"name": "loop", "value": "1× (1–1)", "said": "other programs took 25% of the CPU time it needed",
+              "contention": 0.25, "factor": 1.2}
+_DRIFTED = {"name": "`__getitem__` & <co>", "value": "2× (1–4)", "said": "the machine's speed drifted",
+            "contention": None, "factor": 2.26}
+
+
+def test_the_conditions_note_says_how_busy_the_machine_was_what_that_did_and_each_value_it_touched():
+    assert render.conditions_note([_LESS_BUSY, _BUSY, _DRIFTED]) == (
+        '<details class="warning pitfalls-conditions"><summary>Measured while the machine was busy or unsteady</summary>'
+        "<p>While the values below were measured, other programs took up to 40% of the CPU time the measurements "
+        "needed, or this machine's speed changed. Each interval is widened by a rough allowance for what that could "
+        "have done to its value (up to 2.3×), and every claim on this page is decided on the widened interval.</p>"
+        "<ul><li>loop: 1× (1–1) — other programs took 25% of the CPU time it needed</li>"
+        "<li>DataLoader: 8× (3–20) — other programs took 40% of the CPU time it needed</li>"
+        "<li><code>__getitem__</code> &amp; &lt;co&gt;: 2× (1–4) — the machine's speed drifted</li></ul></details>")
+    assert render.conditions_note([_DRIFTED]) == (
+        '<details class="warning pitfalls-conditions"><summary>Measured while the machine was busy or unsteady</summary>'
+        "<p>While the values below were measured, this machine's speed changed. Each interval is widened by a rough "
+        "allowance for what that could have done to its value (up to 2.3×), and every claim on this page is decided "
+        "on the widened interval.</p><ul><li><code>__getitem__</code> &amp; &lt;co&gt;: 2× (1–4) — the machine's "
+        "speed drifted</li></ul></details>")
+    with context.using(context.Build(language="zh")):
+        assert render.conditions_note([_BUSY]) == (
+            '<details class="warning pitfalls-conditions"><summary>测量时机器繁忙或速度不稳定</summary>'
+            "<p>测量下列数值时，其他程序最多占用了测量所需 CPU 时间的 40%，或者本机的运行速度发生了变化。"
+            "每个区间都按这种影响可能造成的偏差粗略放宽（最多 1.5×），本页的每条结论都依据放宽后的区间判定。</p>"
+            "<ul><li>DataLoader：8× (3–20)——other programs took 40% of the CPU time it needed</li></ul></details>")
+        assert render.conditions_note([_DRIFTED]).startswith(
+            '<details class="warning pitfalls-conditions"><summary>测量时机器繁忙或速度不稳定</summary>'
+            "<p>测量下列数值时，这台机器的速度发生了变化。每个区间")

@@ -347,3 +347,47 @@ def test_the_build_prefetches_the_experiments_of_the_topics_its_pages_present(tm
     (tmp_path / "b.md").write_text("---\ntopic: ../loader\n---\n# B\n")
     with pytest.raises(PluginError, match=r"docs/b.md: its front matter's topic is '../loader'"):
         mkdocs_hook.topic_experiments(str(tmp_path))
+
+
+def test_a_worker_answers_with_the_value_in_one_thread_refuses_other_code_and_names_an_error(timed_package, tmp_path,
+                                                                                           monkeypatch):
+    """What a worker process replies (``replicas.answer``), asked in this process: the value as JSON gives it back,
+    with the environment it ran in and its process id; ``stale`` for code other than the build's; the error raised."""
+    import contextlib
+
+    monkeypatch.setattr(sys, "path", list(sys.path))  # put back afterwards
+    (tmp_path / "src" / "replicatestpkg" / "tupled.py").write_text(textwrap.dedent("""
+        from snippets.lab import experiment
+
+
+        @experiment()
+        def pair(x: int = 1) -> dict:
+            return {"pair": (x, x + 1)}
+    """))
+    exp = importlib.import_module("replicatestpkg.tupled").pair
+    request = {"module": "replicatestpkg.tupled", "function": "pair", "params": {"x": 3},
+               "digest": code.reach(exp.func).digest, "path": [str(tmp_path / "first"), str(tmp_path / "second")]}
+    threads = []
+
+    @contextlib.contextmanager
+    def experiment_threads():
+        threads.append("in")
+        try:
+            yield
+        finally:
+            threads.append("out")
+
+    monkeypatch.setattr(environment, "experiment_threads", experiment_threads)
+    reply = replicas.answer(request)
+    assert reply == {"value": {"pair": [3, 4]}, "fingerprint": environment.fingerprint(), "pid": os.getpid()}
+    assert threads == ["in", "out"], "in the experiments' threads"
+    assert sys.path[:2] == [str(tmp_path / "first"), str(tmp_path / "second")], "the build's import path, in order"
+    assert replicas.answer(request) == reply and sys.path.count(str(tmp_path / "first")) == 1, "each entry once"
+    stale = {**request, "digest": "0123456789abcdef0123"}
+    assert replicas.answer(stale) == {"stale": f"digest {request['digest'][:12]}, the build's 0123456789ab"}
+    assert replicas.answer({**request, "module": "replicatestpkg.exp", "function": "broken",
+                            "digest": code.reach(timed_package.broken.func).digest, "params": {}}) == {
+        "error": "ValueError: no good"}
+    assert replicas.answer({**request, "module": "replicatestpkg.gone"}) == {
+        "error": "ModuleNotFoundError: No module named 'replicatestpkg.gone'"}
+    assert threads == ["in", "out"] * 3

@@ -362,3 +362,13 @@ def test_the_time_left_is_the_recorded_seconds_still_to_measure_at_the_pace_so_f
     assert measuring.left_s() == pytest.approx(180, rel=0.01)
     measuring.done_weight = 0.0
     assert measuring.left_s() is None, "no pace yet: no estimate"
+
+
+def test_the_mkdocs_child_takes_ctrl_c_as_a_terminal_gives_it_even_where_make_serve_ignored_it():
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        serve._default_interrupt()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGINT, before)

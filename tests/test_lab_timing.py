@@ -807,3 +807,10 @@ def test_work_elsewhere_is_timed_by_the_wall_clock():
     assert timing.clock(torch.device("cuda")) is time.perf_counter, "a GPU's work is not this thread's"
     with pytest.raises(ValueError, match="clock must be 'cpu' or 'wall'"):
         timing.clock(kind="gpu")
+
+
+def test_values_a_figure_draws_alone_keep_their_significant_figures_only():
+    drawn = timing.drawn_only([1.234567891, 0.0001234567891, 0.0, 12345678.9])
+    assert drawn == [timing.significant(1.234567891), timing.significant(0.0001234567891), 0.0,
+                     timing.significant(12345678.9)]
+    assert drawn[0] != 1.234567891 and len(repr(drawn[1])) < len(repr(0.0001234567891))

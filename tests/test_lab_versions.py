@@ -4,6 +4,7 @@ stale recording."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -272,3 +273,13 @@ def test_a_page_the_lab_never_heard_of_is_named_by_its_title_in_the_builds_langu
     assert '<a href="../a-fourth-topic/">a-fourth-topic</a>' in versions.matrix(build.said)
     build.titles["zh/a-fourth-topic.md"] = "第四个主题"
     assert '<a href="../a-fourth-topic/">第四个主题</a>' in versions.matrix(build.said)
+
+
+def test_the_results_under_a_facts_table_are_each_shown_once_in_the_order_the_facts_name_them(lab):
+    first, second = cache.run(lab.speed, n=3), cache.run(lab.facts, n=3)
+    twin = dataclasses.replace(first)  # equal to the first, and another result all the same
+    assert twin == first and twin is not first
+    facts = [("a", second, str), ("b", first, str), ("c", second, repr), ("d", twin, str)]
+    shown = versions.results_of(facts)
+    assert [id(result) for result in shown] == [id(second), id(first), id(twin)]
+    assert versions.results_of([]) == []

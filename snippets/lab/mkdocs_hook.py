@@ -793,8 +793,7 @@ _CONFIG_BASE = re.compile(r'(<script id="__config" type="application/json">\{"an
 def _search_base(output: str, language: str) -> str:
     """A page of ``language`` searches its own language's index: Material reads ``search/search_index.json``
     under the ``base`` of its ``__config`` (the site root), which for this page is its language's folder."""
-    return _CONFIG_BASE.sub(lambda m: f"{m.group(1)}{m.group(2).rstrip('/') or '.'}/{language}/{m.group(3)}", output,
-                            count=1)
+    return _CONFIG_BASE.sub(lambda m: f"{m.group(1)}{m.group(2).rstrip('/') or '.'}/{language}/{m.group(3)}", output)
 
 
 def _whole_site(config) -> bool:

@@ -635,7 +635,7 @@ def measured(values: dict, key: str = "ratio", *, percent: bool = False) -> str:
     if relation not in (">", "<"):
         raise ValueError(f"a bound's relation is '>' or '<', got {relation!r}")
     shown = _clear_of(interval, relation, threshold, percent=percent)
-    bound = f"{threshold * 100:g}%" if percent else f"{threshold:g}×"
+    bound = f"{threshold * 100:,g}%" if percent else f"{threshold:,g}×"
     checked = (t("checked: more than {bound}", bound=bound) if relation == ">"
                else t("checked: less than {bound}", bound=bound))
     if shown.endswith(")"):  # 14× (12–15) → 14× (12–15; checked: more than 3×)

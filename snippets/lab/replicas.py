@@ -53,7 +53,8 @@ def processes() -> int:
 
 
 class _Worker:
-    """One fresh interpreter running ``python -m snippets.lab.replica_worker``: a JSON line in, a JSON line out."""
+    """One fresh interpreter running ``serve``: a JSON line in, a JSON line out (started with ``-c``, so that
+    this module is never loaded a second time as ``__main__``)."""
 
     def __init__(self) -> None:
         from .store import PROJECT_ROOT
@@ -62,8 +63,9 @@ class _Worker:
         path = os.pathsep.join(entry or os.getcwd() for entry in sys.path)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
         env.pop("PYTHONHASHSEED", None)  # each process its own hash seed, as a fresh run gets
-        self.process = subprocess.Popen([sys.executable, "-m", "snippets.lab.replica_worker"], cwd=PROJECT_ROOT, env=env,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+        self.process = subprocess.Popen([sys.executable, "-c", "from snippets.lab.replicas import serve; serve()"],
+                                        cwd=PROJECT_ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, encoding="utf-8")
 
     def ask(self, request: dict) -> dict:
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -296,34 +298,34 @@ def side_by_side(wanted: list[tuple[Any, dict, str]], fingerprint: dict,
     return [futures[i].result() for i in range(len(wanted))]
 
 
-def serve() -> None:
-    """The worker's loop: one request per line on stdin, one reply per line on the real stdout (anything the
-    experiment prints goes to stderr, the build's log)."""
+def answer(request: dict) -> dict:
+    """What a worker replies to one request: the experiment's value (with this process's environment fingerprint
+    and id), ``stale`` when the code it imports is not the build's (its digest), or the error it raised."""
     import importlib
-    import logging
 
+    from . import code, environment
+
+    try:
+        for entry in reversed(request.get("path", ())):
+            if entry not in sys.path:
+                sys.path.insert(0, entry)
+        importlib.invalidate_caches()
+        exp = getattr(importlib.import_module(request["module"]), request["function"])
+        digest = code.reach(exp.func).digest
+        if digest != request["digest"]:
+            return {"stale": f"digest {digest[:12]}, the build's {request['digest'][:12]}"}
+        with environment.experiment_threads():
+            value = json.loads(json.dumps(exp.func(**request["params"])))
+        return {"value": value, "fingerprint": environment.fingerprint(), "pid": os.getpid()}
+    except Exception as error:  # noqa: BLE001 - reported to the build, which names the experiment
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
+def serve() -> None:
+    """The worker's loop: one request per line on stdin, one reply (``answer``) per line on the real stdout
+    (anything the experiment prints goes to stderr, the build's log)."""
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", buffering=1)
     sys.stdout = sys.stderr
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    from . import code, environment
-
     for line in sys.stdin:
-        request = json.loads(line)
-        try:
-            for entry in reversed(request.get("path", ())):
-                if entry not in sys.path:
-                    sys.path.insert(0, entry)
-            importlib.invalidate_caches()
-            module = importlib.import_module(request["module"])
-            exp = getattr(module, request["function"])
-            digest = code.reach(exp.func).digest
-            if digest != request["digest"]:
-                reply: dict = {"stale": f"digest {digest[:12]}, the build's {request['digest'][:12]}"}
-            else:
-                with environment.experiment_threads():
-                    value = json.loads(json.dumps(exp.func(**request["params"])))
-                reply = {"value": value, "fingerprint": environment.fingerprint(), "pid": os.getpid()}
-        except Exception as error:  # noqa: BLE001 - reported to the build, which names the experiment
-            reply = {"error": f"{type(error).__name__}: {error}"}
-        replies.write(json.dumps(reply) + "\n")
-
+        replies.write(json.dumps(answer(json.loads(line))) + "\n")

@@ -172,6 +172,8 @@ def significant(seconds: float, digits: int = SIGNIFICANT) -> float:
 def drawn_only(values: list[float]) -> list[float]:
     """Values a figure draws and no check reads, to ``SIGNIFICANT`` figures (a recording stays small)."""
     return [significant(value) for value in values]
+
+
 # A ratio is *wide* when its 95 % interval is wider than ±NOISE_TOLERANCE of its value (see index.md).
 NOISE_TOLERANCE = 0.25
 BOOTSTRAP_RESAMPLES = 2000
