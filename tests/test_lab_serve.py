@@ -92,8 +92,8 @@ class FakeChild:
 
     instances: list = []
 
-    def __init__(self, command, stderr=None, text=None, bufsize=None, env=None, preexec_fn=None):
-        self.command, self.options = command, {"stderr": stderr, "text": text, "bufsize": bufsize}
+    def __init__(self, command, stderr=None, text=None, env=None, preexec_fn=None):
+        self.command, self.options = command, {"stderr": stderr, "text": text}
         self.preexec_fn = preexec_fn
         self.env = env
         self.stderr = iter(FakeChild.lines)
@@ -157,7 +157,7 @@ def test_the_opening_line_is_out_before_mkdocs_starts(fake_mkdocs, monkeypatch):
     serve.main([])
     [before] = started
     assert before[0].startswith("make serve: building the site from this machine's results and, where it has none "
-                                "yet, the recorded ones") and before[-1] == "<flush>"
+                                "yet, the recorded ones") and before[-1] == "\n", "a whole line: out at once"
 
 
 def test_it_runs_a_strict_mkdocs_serve_on_the_address(fake_mkdocs, capsys, monkeypatch):
@@ -168,7 +168,7 @@ def test_it_runs_a_strict_mkdocs_serve_on_the_address(fake_mkdocs, capsys, monke
     cache = os.environ["PITFALLS_CACHE_DIR"]
     assert child.command == [sys.executable, "-m", "mkdocs", "serve", "--strict", "--config-file", "mkdocs.yml",
                              "--dev-addr", "127.0.0.1:8123", "--watch", cache]
-    assert child.options == {"stderr": serve.subprocess.PIPE, "text": True, "bufsize": 1}
+    assert child.options == {"stderr": serve.subprocess.PIPE, "text": True}
     assert child.env["PYTHONUNBUFFERED"] == "1" and child.env["PATH"] == os.environ["PATH"]
     assert child.env["PITFALLS_DEFER"] == "1", "what is not measured here yet is shown as recorded"
     err = capsys.readouterr().err
@@ -317,8 +317,14 @@ def test_the_measuring_build_measures_what_was_shown_as_recorded_and_says_when_i
              "INFO    -  pitfalls: running seeding.creation_order()\n",
              "INFO    -  pitfalls: seeding.creation_order done in 1.9 s\n"]
     measuring, [(command, options)], state = _measure(tmp_path, monkeypatch, lines, 0)
-    assert command[2:5] == ["mkdocs", "build", "--strict"] and "PITFALLS_DEFER" not in options["env"]
+    site = str(tmp_path / "cache" / "measure-site")
+    assert command == [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", "mkdocs.yml",
+                       "--site-dir", site]
+    assert {key: options[key] for key in ("stdout", "stderr", "text")} == {
+        "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}, "its log is read line by line"
+    assert "PITFALLS_DEFER" not in options["env"] and options["env"]["PYTHONUNBUFFERED"] == "1"
     assert options["env"]["PITFALLS_LANGUAGE"] == "en", "the experiments run once, whatever the languages"
+    assert measuring.site == tmp_path / "cache" / "measure-site"
     assert state == {"done": 2, "total": 2, "left_s": 0}
     err = capsys.readouterr().err
     assert "make serve: measuring this machine: 2 results shown as recorded elsewhere until then" in err
@@ -372,3 +378,113 @@ def test_the_mkdocs_child_takes_ctrl_c_as_a_terminal_gives_it_even_where_make_se
         assert signal.getsignal(signal.SIGINT) is signal.SIG_DFL
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+
+def _timed_log(clock, lines):
+    """The measuring build's log, each line read at its time (seconds after the start)."""
+    for at, line in lines:
+        clock.now = 1000.0 + at
+        yield line
+
+
+def test_the_measuring_builds_progress_follows_its_log_line_by_line(tmp_path, monkeypatch, capsys):
+    """Each timing process ends when the next begins, the pass over them when an INFO line follows it, and each of
+    the others when its page says it is done; the time left is the recorded seconds still to measure at the pace so
+    far, said at most every 20 seconds while the timings run; the state the pages read is written at each step."""
+    from snippets.lab import store
+
+    clock = _Clock()
+    monkeypatch.setattr(serve, "time", clock)
+    states = []
+    monkeypatch.setattr(store, "store_text", lambda path, text: states.append(json.loads(text)))
+    site = tmp_path / "measure-site"
+    site.mkdir()
+    log = _timed_log(clock, [
+        (0, "INFO    -  pitfalls: measuring 2 timing experiments, the processes taking turns\n"),
+        (0, "INFO    -  pitfalls: timing, process 1 of 2: loader.bandwidth\n"),
+        (10, "INFO    -  pitfalls: timing, process 1 of 2: loader.question_timing\n"),
+        (15, "INFO    -  pitfalls: timing, process 2 of 2: loader.bandwidth\n"),
+        (40, "INFO    -  pitfalls: timing, process 2 of 2: loader.question_timing\n"),
+        (50, "INFO    -  pitfalls: running seeding.creation_order()\n"),
+        (52, "INFO    -  pitfalls: seeding.creation_order done in 1.9 s\n"),
+        (53, "INFO    -  pitfalls: unknown.experiment done in 1.0 s\n"),
+        (80, "INFO    -  pitfalls: executing notebook docs/notebooks/question_steps.py\n"),
+        (80, "WARNING -  something odd\n"),
+    ])
+    build = FakeBuild([], 0)
+    build.stderr = log
+    measuring = serve.Measuring(build, {"loader.bandwidth": 40.0, "loader.question_timing": 20.0,
+                                        "seeding.creation_order": 2.0}, ["docs/notebooks/question_steps.py"], site)
+    assert (measuring.total, measuring.weight) == (4, 92.0)
+    measuring._follow()
+    assert capsys.readouterr().err == (
+        "make serve: measuring the timings, about 36 s left\n"
+        "make serve: measuring the timings, about 34 s left\n"
+        "make serve: measured 1 of 4, about 27 s left\n"
+        "make serve: measured 2 of 4, about 27 s left\n"
+        "make serve: measured 3 of 4, about 25 s left\n"
+        "make serve: measured 4 of 4, about 0 s left\n"
+        "make serve (measuring): WARNING -  something odd\n"
+        "make serve: this machine is measured (80 s): every value on the site is now its own.\n")
+    assert states == [{"done": 1, "total": 4, "left_s": 27}, {"done": 2, "total": 4, "left_s": 27},
+                      {"done": 3, "total": 4, "left_s": 25}, {"done": 4, "total": 4, "left_s": 0},
+                      {"done": 4, "total": 4, "left_s": 0}]
+    assert measuring.finished == {"loader.bandwidth", "loader.question_timing", "seeding.creation_order",
+                                  "notebook docs/notebooks/question_steps.py"}
+    measuring.finished.clear()  # whatever the log said, a build that succeeded measured everything
+    measuring._write(finished=True)
+    assert states[-1] == {"done": 4, "total": 4, "left_s": 0}
+    assert not site.exists(), "its site is deleted once it is done"
+
+
+def test_a_failed_measuring_build_names_its_errors_or_its_last_problems_and_a_stopped_one_says_nothing(
+        tmp_path, monkeypatch, capsys):
+    from snippets.lab import store
+
+    states = []
+    monkeypatch.setattr(store, "store_text", lambda path, text: states.append(json.loads(text)))
+
+    def follow(lines, status):
+        build = FakeBuild(lines, status)
+        serve.Measuring(build, {"a.b": 1.0}, [], tmp_path / "site")._follow()
+        return capsys.readouterr().err
+
+    warnings = [f"WARNING -  warning {n}\n" for n in range(1, 8)]
+    err = follow(warnings, 2)
+    assert states.pop() == {"failed": "\n".join(f"WARNING -  warning {n}" for n in range(3, 8))}
+    assert err.endswith("make serve: measuring this machine failed; the pages keep the recorded values and say why. "
+                        "`make build` shows the whole error:\n  " + "\n  ".join(f"WARNING -  warning {n}"
+                                                                                for n in range(3, 8)) + "\n")
+    errors = [f"ERROR   -  error {n}\n" for n in range(1, 8)]
+    follow(["WARNING -  first\n", *errors, "Traceback (most recent call last):\n"], 1)
+    assert states.pop() == {"failed": "\n".join(f"ERROR   -  error {n}" for n in range(1, 6))}
+    err = follow([], 1)
+    assert states.pop() == {"failed": "the measuring build stopped with exit status 1"}
+    assert err.endswith("whole error:\n  the measuring build stopped with exit status 1\n")
+    assert follow(["ERROR   -  stopped\n"], -15) == "make serve (measuring): ERROR   -  stopped\n" and states == []
+
+
+@pytest.mark.parametrize(("seconds", "said"), [(0, "0 s"), (89.4, "89 s"), (90, "2 min"), (150, "2 min"),
+                                                (151, "3 min"), (3600, "60 min")])
+def test_durations_are_said_in_seconds_under_a_minute_and_a_half_and_in_minutes_after(seconds, said):
+    assert serve._minutes(seconds) == said
+
+
+def test_the_measuring_build_counts_the_notebooks_and_keeps_a_language_asked_for(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PITFALLS_LANGUAGE", "zh")
+    measuring, [(_, options)], state = _measure(tmp_path, monkeypatch, [], 0, {
+        "experiments": {"loader.bandwidth": 40.0}, "notebooks": ["docs/notebooks/question_steps.py"]})
+    assert options["env"]["PITFALLS_LANGUAGE"] == "zh"
+    assert (measuring.total, measuring.notebooks) == (2, {"docs/notebooks/question_steps.py"})
+    assert capsys.readouterr().err.startswith(
+        "make serve: measuring this machine: 2 results shown as recorded elsewhere until then (about 70 s on the "
+        "recorded machine); the pages reload as they arrive.\n")
+    assert state == {"done": 2, "total": 2, "left_s": 0}

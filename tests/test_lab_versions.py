@@ -283,3 +283,23 @@ def test_the_results_under_a_facts_table_are_each_shown_once_in_the_order_the_fa
     shown = versions.results_of(facts)
     assert [id(result) for result in shown] == [id(second), id(first), id(twin)]
     assert versions.results_of([]) == []
+
+
+def test_the_releases_table_in_full(lab, monkeypatch):
+    """Each column of the releases table: torch, Python, start method, recording, date, commit, results usable."""
+    here = {**HERE, "python": "3.11.9", "start_method": "fork"}
+    monkeypatch.setattr(machines, "_lead_fingerprint", lambda: here)
+    _record(monkeypatch, lab, "here-torch2.9.1", {**here, "torch": "2.9.1+cpu", "python": "3.12.1",
+                                                  "start_method": "spawn"})
+    _record(monkeypatch, lab, "here-torch2.3.1", {**here, "torch": "2.3.1"}, n=5)
+    digest = cache.source_digest
+    monkeypatch.setattr(cache, "source_digest", lambda func: "edited" if func is lab.facts.func else digest(func))
+    recorded = {rec.label: rec for rec in machines.releases()}
+    date = recorded["here-torch2.3.1"].manifest["recorded_at"][:10]
+    commit = recorded["here-torch2.3.1"].commit[:12]
+    assert versions.table() == (
+        "| torch | Python | start method | recording | recorded | commit | experiments |\n"
+        "| :--- | :--- | :--- | :--- | :--- | :--- | :--- |\n"
+        f"| `2.3.1` | 3.11.9 | fork | `here-torch2.3.1` | {date} | `{commit}` | 1 current, 1 stale |\n"
+        f"| `2.9.1` | 3.12.1 | spawn | `here-torch2.9.1` | {date} | `{commit}` | 1 current, 1 stale |\n"
+        "| `2.13.0` | 3.11.9 | fork | this build |  |  |  |\n")

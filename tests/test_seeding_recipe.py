@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sys
 
 import numpy
 import pytest
@@ -261,3 +262,50 @@ def test_restore_rng_states_needs_the_generators_it_was_given():
     with pytest.raises(ValueError):
         restore_rng_states(states)
     assert torch.equal(before, torch.get_rng_state()), "nothing is restored from a mismatched call"
+
+
+def test_rng_states_restore_from_json_lists_and_without_generators():
+    """States that went through JSON (tuples read back as lists, NumPy's keys as plain integers) restore as well,
+    and states saved without generators need none."""
+    import json
+
+    seed_everything(5)
+    states = rng_states()
+    expected = (random.random(), float(numpy.random.rand()), torch.rand(2))
+    read_back = json.loads(json.dumps({**states, "torch": None}))
+    read_back["torch"] = states["torch"]
+    assert isinstance(read_back["random"], list) and isinstance(read_back["numpy"][1], list)
+    del read_back["generators"]
+    seed_everything(6)
+    restore_rng_states(read_back)
+    assert (random.random(), float(numpy.random.rand())) == expected[:2] and torch.equal(torch.rand(2), expected[2])
+
+
+def test_restore_rng_states_says_when_numpys_state_cannot_be_put_back(monkeypatch):
+    states = rng_states()
+    monkeypatch.setitem(sys.modules, "numpy", None)  # an environment without NumPy
+    with pytest.raises(ValueError, match=r"^restore_rng_states: the states hold NumPy's generator, and NumPy cannot be "
+                                         r"imported here$"):
+        restore_rng_states(states)
+    assert "numpy" not in rng_states(), "and there, nothing of NumPy is saved"
+
+
+def test_cuda_states_are_saved_once_cuda_is_initialised_and_restored_where_it_is_available(monkeypatch):
+    """The CUDA generators' states, faked on a machine without a GPU: saved when CUDA is initialised, put back only
+    where CUDA is available (a checkpoint from a GPU machine restores on a CPU one)."""
+    import snippets.seeding as seeding
+
+    put = []
+    monkeypatch.setattr(seeding, "_cuda_initialised", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: ["device 0", "device 1"])
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", put.append)
+    states = rng_states()
+    assert states["cuda"] == ["device 0", "device 1"]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    restore_rng_states(states)
+    assert put == [], "no CUDA here: nothing to put back"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    restore_rng_states(states)
+    assert put == [["device 0", "device 1"]]
+    restore_rng_states({key: value for key, value in states.items() if key != "cuda"})
+    assert put == [["device 0", "device 1"]], "states saved without CUDA put nothing back"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import re
 import subprocess
 import sys
 
@@ -211,9 +212,13 @@ def test_copied_alone_it_runs_its_docstring_numbers(tmp_path):
 def test_scaler_stepped_reads_a_skipped_step_from_the_lowered_scale():
     assert scaler_stepped(65536.0, 65536.0) and scaler_stepped(65536.0, 131072.0)  # kept, or grown after a step
     assert not scaler_stepped(65536.0, 32768.0)  # lowered: the step was skipped
+    assert not scaler_stepped(0.5, 0.25) and scaler_stepped(0.25, 0.5), "a scale below 1 is a scale all the same"
     for bad in (0.0, -1.0, float("nan"), True, "1", None):
-        with pytest.raises(ValueError, match="must be a positive number"):
+        with pytest.raises(ValueError, match=r"^scale_before must be a positive number \(scaler.get_scale\(\)\), got "):
             scaler_stepped(bad, 1.0)
+        with pytest.raises(ValueError, match=r"^scale_after must be a positive number \(scaler.get_scale\(\)\), got "
+                                             + re.escape(repr(bad)) + "$"):
+            scaler_stepped(1.0, bad)
 
 
 def test_scaler_stepped_follows_a_real_grad_scaler():

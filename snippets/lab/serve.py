@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 SERVING = "Serving on "
+NOTEBOOK_SECONDS = 30.0  # a notebook's execution, weighed against the experiments' recorded seconds
 
 
 def parse_addr(text: str) -> tuple[str, int]:
@@ -85,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
                "--dev-addr", f"{host}:{port}", "--watch", str(store.cache_dir())]
     print(f"make serve: building the site from this machine's results and, where it has none yet, the recorded "
           f"ones; serving it on http://{host}:{port}/, then measuring this machine — Ctrl+C stops it.",
-          file=sys.stderr, flush=True)
+          file=sys.stderr)
     # Ctrl+C must reach MkDocs even when make serve was started with SIGINT ignored (a background job of a
     # script inherits that, and a Python started so never raises KeyboardInterrupt): MkDocs gets the default.
-    child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, bufsize=1,
+    child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "PYTHONUNBUFFERED": "1", "PITFALLS_DEFER": "1"},
                              preexec_fn=_default_interrupt)
     served = False
@@ -99,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     assert child.stderr is not None
     try:
         for line in child.stderr:
-            sys.stderr.write(line)
-            sys.stderr.flush()
+            sys.stderr.write(line)  # stderr is line-buffered: each line is out as it comes
             if SERVING in line and not served:
                 served = True
                 measuring = Measuring.start(args.config)
@@ -131,7 +131,7 @@ class Measuring:
         self.process, self.pending, self.site = process, pending, site
         self.notebooks = set(notebooks)
         self.total = len(pending) + len(self.notebooks)
-        self.weight = sum(pending.values()) + 30.0 * len(self.notebooks) or 1.0
+        self.weight = sum(pending.values()) + NOTEBOOK_SECONDS * len(self.notebooks) or 1.0
         self.done_weight = 0.0
         self.finished: set[str] = set()
         self.started = time.monotonic()
@@ -152,7 +152,7 @@ class Measuring:
         experiments = {name: float(seconds) for name, seconds in pending.get("experiments", {}).items()}
         notebooks = list(pending.get("notebooks", []))
         if not experiments and not notebooks:
-            print("make serve: every value on the site was measured on this machine.", file=sys.stderr, flush=True)
+            print("make serve: every value on the site was measured on this machine.", file=sys.stderr)
             return None
         site = store.cache_dir().parent / "measure-site"
         env = {key: value for key, value in os.environ.items() if key != "PITFALLS_DEFER"}
@@ -160,11 +160,11 @@ class Measuring:
         env.update(PITFALLS_LANGUAGE=env.get("PITFALLS_LANGUAGE") or "en", PYTHONUNBUFFERED="1")
         process = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", config,
                                     "--site-dir", str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                   text=True, bufsize=1, env=env)
+                                   text=True, env=env)
         measuring = cls(process, experiments, notebooks, site)
         print(f"make serve: measuring this machine: {measuring.total} results shown as recorded elsewhere until "
-              f"then (about {_minutes(sum(experiments.values()) + 30 * len(notebooks))} on the recorded machine); "
-              f"the pages reload as they arrive.", file=sys.stderr, flush=True)
+              f"then (about {_minutes(measuring.weight)} on the recorded machine); "
+              f"the pages reload as they arrive.", file=sys.stderr)
         measuring._write()
         measuring.thread.start()
         return measuring
@@ -190,23 +190,24 @@ class Measuring:
                 self._finish(found.group(1), self.pending[found.group(1)])
             found = _NOTEBOOK.search(line)
             if found:
-                self._finish(f"notebook {found.group(1)}", 30.0)
+                self._finish(f"notebook {found.group(1)}", NOTEBOOK_SECONDS)
             if _PROBLEM.search(line):
                 self.problems.append(line.rstrip())
                 sys.stderr.write("make serve (measuring): " + line)
         code = self.process.wait()
         shutil.rmtree(self.site, ignore_errors=True)
+        if code < 0:  # stopped by a signal: make serve is stopping, with nothing to say
+            return
         if code == 0:
-            self.finished |= set(self.pending)
             self._write(finished=True)
             print(f"make serve: this machine is measured ({_minutes(time.monotonic() - self.started)}): every value "
-                  f"on the site is now its own.", file=sys.stderr, flush=True)
-        elif code > 0:
+                  f"on the site is now its own.", file=sys.stderr)
+        else:
             errors = [p for p in self.problems if p.startswith("ERROR")] or self.problems[-5:] or [
                 f"the measuring build stopped with exit status {code}"]
             self._write(failed="\n".join(errors[:5]))
             print("make serve: measuring this machine failed; the pages keep the recorded values and say why. "
-                  "`make build` shows the whole error:\n  " + "\n  ".join(errors[:5]), file=sys.stderr, flush=True)
+                  "`make build` shows the whole error:\n  " + "\n  ".join(errors[:5]), file=sys.stderr)
 
     def _advance(self, name: str, weight: float) -> None:
         """One process of timing experiment ``name`` is done: said in the terminal; its result is stored (and the
@@ -216,7 +217,7 @@ class Measuring:
         left = self.left_s()
         if left is not None and time.monotonic() - self.said >= 20:
             self.said = time.monotonic()
-            print(f"make serve: measuring the timings, about {_minutes(left)} left", file=sys.stderr, flush=True)
+            print(f"make serve: measuring the timings, about {_minutes(left)} left", file=sys.stderr)
 
     def _finish(self, name: str, weight: float = 0.0) -> None:
         if name in self.finished:
@@ -226,7 +227,7 @@ class Measuring:
         self._write()
         left = self.left_s()
         print(f"make serve: measured {min(len(self.finished), self.total)} of {self.total}"
-              + (f", about {_minutes(left)} left" if left is not None else ""), file=sys.stderr, flush=True)
+              + (f", about {_minutes(left)} left" if left is not None else ""), file=sys.stderr)
 
     def left_s(self) -> float | None:
         """Seconds left, from how fast the work done so far went against the recorded machine's seconds."""
@@ -238,13 +239,11 @@ class Measuring:
     def _write(self, *, finished: bool = False, failed: str | None = None) -> None:
         from snippets.lab import store
 
-        state: dict = {"done": min(len(self.finished), self.total), "total": self.total}
+        state: dict = {"done": self.total if finished else min(len(self.finished), self.total), "total": self.total}
         left = 0.0 if finished else self.left_s()
         if left is not None:
             state["left_s"] = round(left)
-        if failed is not None:
-            state = {"failed": failed}
-        store.store_text(store.progress_path(), json.dumps(state, sort_keys=True))
+        store.store_text(store.progress_path(), json.dumps({"failed": failed} if failed is not None else state))
 
     def stop(self) -> None:
         """End the measuring build (make serve stops): its timing workers end with it."""

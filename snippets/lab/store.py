@@ -246,7 +246,7 @@ def _recordings(folder: str, find: Find | None) -> tuple[tuple[Recording, ...], 
         except ArchiveError as error:
             refused.append((path.name, str(error)))
     for name, why in refused:  # once per process and folder: outside mkdocs' logger, not a failure by itself
-        print(f"WARNING -  recorded machine results/{name}/ left out: {why}", file=sys.stderr, flush=True)
+        print(f"WARNING -  recorded machine results/{name}/ left out: {why}", file=sys.stderr)
     return tuple(found), tuple(refused)
 
 
