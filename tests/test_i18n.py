@@ -735,3 +735,20 @@ def test_a_count_of_none_is_said_in_words_of_its_own_in_either_language(monkeypa
     with context.using(context.Build(language="zh")):
         assert i18n.count_or_none(0, *keys, total=2000) == "在全部 2,000 轮中完全一致"
         assert i18n.count_or_none(1234, *keys, total=2000) == "在 2,000 轮中有 1,234 轮不同"
+
+
+def test_a_catalogue_text_is_written_in_the_code_when_each_literal_part_of_it_is(tmp_path):
+    first, second = tmp_path / "a.py", tmp_path / "b.md"
+    first.write_text('say("The loader took {seconds} "\n    f"in all")\n', encoding="utf-8")
+    second.write_text("A page: {count} figures.\n", encoding="utf-8")
+    source = i18n.sources([first, second])
+    assert source == 'say("The loader took {seconds} in all")\n\nA page: {count} figures.\n', \
+        "a string split over lines joined, the files one after the other"
+    assert i18n.written("The loader took {seconds} in all", source)
+    assert i18n.written("{count} figures", source) and not i18n.written("{count} tables", source)
+    assert i18n.written("{n} of {m}", "3 of 4") is False and i18n.written("{n} of {m}", "{n} of {m}") is True, \
+        "a key of short parts only is looked up whole"
+    assert not i18n.written("The loader took {seconds} in total", source), "every part must be there"
+    assert i18n.written("in", "x") is False and i18n.written("abc", "xabcx")
+    assert not i18n.written("ab {x}", "zz ab y"), "a part of two letters is no evidence"
+    assert i18n.written("abc {x}", "abc 1") and i18n.written("{a} one {b} two {c}", "x one y two z")

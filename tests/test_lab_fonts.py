@@ -59,7 +59,15 @@ def test_the_command_line_says_the_line_and_exits_1(hidden, monkeypatch, capsys)
     monkeypatch.setattr(fonts, "_fresh_list", lambda: _Listing())
     assert fonts.main([]) == 1
     assert capsys.readouterr().err == fonts.INSTALL + "\n"
-    assert fonts.main(["--what"]) == 2
+    monkeypatch.setattr(fonts.sys, "argv", ["fonts.py"])
+    assert fonts.main() == 1, "its own command line when given none"
+    capsys.readouterr()
+    monkeypatch.setattr(fonts.sys, "argv", ["fonts.py", "--what"])
+    assert fonts.main() == 2 and fonts.main(["--what"]) == 2
+    assert capsys.readouterr().err == ("usage: python -m snippets.lab.fonts  (no arguments: checks that matplotlib finds "
+                                       f"{fonts.CJK_FONT})\n") * 2
+    monkeypatch.setattr(fonts, "problem", lambda: None)
+    assert fonts.main([]) == 0 and capsys.readouterr().err == ""
 
 
 def test_the_real_font_is_found_here():

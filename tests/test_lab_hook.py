@@ -1399,3 +1399,11 @@ def test_what_the_plugins_wrote_in_english_is_translated_and_the_keys_used_are_c
                           '<span class="notice" hidden="">已复制</span>'
                           '<div class="jp-InputPrompt jp-InputArea-prompt">输入 [12]：</div>'
                           '<div class="jp-InputPrompt">In [ ]:</div>')
+
+
+def test_a_list_is_joined_as_each_language_joins_one_with_a_space_between_chinese_and_code():
+    assert hook._and_list(["a", "b", "c"]) == "a, b, and c" and hook._and_list([1]) == "1"
+    with context.using(context.Build(language="zh")):
+        assert hook._and_list(["`A`", "B", "c"]) == "`A`、B 和 c"
+        assert hook._and_list(["甲", "乙"]) == "甲和乙" and hook._and_list(["Z", "(x)"]) == "Z 和 (x)"
+        assert hook._and_list(["x)", "乙"]) == "x) 和乙" and hook._and_list(["乙", "_x"]) == "乙和 _x"

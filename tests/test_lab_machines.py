@@ -1089,3 +1089,63 @@ def test_while_make_serve_measures_a_result_not_measured_here_is_the_leading_mac
     (machines.results_dir() / "primary").write_text("nowhere\n")  # no machine to lead with: measured here
     with context.using(context.Build(page="b.md")) as build:
         assert cache.run(lab.facts, n=3).here and build.pending == {}
+
+
+def test_a_recorded_notebook_is_the_source_here_with_the_recordings_outputs_ids_and_language(lab, monkeypatch, tmp_path):
+    """What a frozen build renders of a recorded notebook: the source's cells as they are here, each code cell
+    with the recorded outputs; the recorded cell ids where they are safe ones and the cells match one for one;
+    the recorded language_info and nothing else of its metadata; kept under a name keyed by both files."""
+    import hashlib
+
+    import jupytext
+    import nbformat
+
+    source = tmp_path / "question.py"
+    source.write_text("# %% [markdown]\n# The question\n\n# %%\nprint(1)\n")
+    executed = tmp_path / "executed.ipynb"
+    notebook = jupytext.read(source)
+    notebook.cells[0]["id"], notebook.cells[1]["id"] = "intro", "x" * 65
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    notebook.cells[1].execution_count = 7
+    notebook.metadata.update(language_info={"name": "python", "version": "3.11.9"},
+                             kernelspec={"name": "recorded-kernel", "display_name": "K", "language": "python"},
+                             widgets={"x": 1})
+    executed.write_text(nbformat.writes(notebook))
+
+    def build(staging, env):
+        monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
+        cache.run(lab.facts, n=1)
+        store.writer().keep_notebook(source, executed)
+        monkeypatch.delenv("PITFALLS_RECORD")
+
+    recording = machines.record("box", build=build).target
+    lead = machines.recordings()[0]
+    rendered = machines.recorded_notebook(source, lead)
+    recorded = recording / "notebooks" / "question.ipynb"
+    digest = hashlib.sha256(recorded.read_bytes() + source.read_bytes()).hexdigest()[:16]
+    assert rendered == store.cache_dir().parent / "notebooks" / "frozen" / "box" / f"question-{digest}.ipynb"
+    shown = nbformat.read(rendered, as_version=4)
+    assert [cell["id"] for cell in shown.cells] == ["intro", "cell-1"], "an id longer than 64 characters is not kept"
+    assert shown.cells[0].source == "The question" and shown.cells[1].source == "print(1)"
+    assert shown.cells[1].outputs[0]["text"] == "1\n" and shown.cells[1].execution_count == 7
+    assert shown.metadata["language_info"] == {"name": "python", "version": "3.11.9"}
+    assert "widgets" not in shown.metadata and shown.metadata.get("kernelspec", {}).get("name") != "recorded-kernel"
+    before = rendered.stat().st_mtime_ns
+    assert machines.recorded_notebook(source, lead) == rendered and rendered.stat().st_mtime_ns == before, \
+        "made once"
+    source.write_text("# %% [markdown]\n# The question, reworded\n\n# %%\nprint(1)\n")
+    monkeypatch.setitem(lead.manifest["notebooks"], "question", store.notebook_digest(source))
+    reworded = machines.recorded_notebook(source, lead)
+    assert reworded != rendered and [cell["id"] for cell in nbformat.read(reworded, as_version=4).cells] == \
+        ["intro", "cell-1"]
+    source.write_text("# %%\nprint(1)\n")  # a cell fewer: no recorded id matches a cell
+    monkeypatch.setitem(lead.manifest["notebooks"], "question", store.notebook_digest(source))
+    assert [cell["id"] for cell in nbformat.read(machines.recorded_notebook(source, lead), as_version=4).cells] == \
+        ["cell-0"]
+    source.write_text("# %%\nprint(2)\n")
+    monkeypatch.setitem(lead.manifest["notebooks"], "question", store.notebook_digest(source))
+    with pytest.raises(machines.ArchiveError) as differs:
+        machines.recorded_notebook(source, lead)
+    assert str(differs.value) == ("FROZEN=1: results/box/notebooks/question.ipynb: its code cells are not those of "
+                                  "question.py (code cell 1 differs (1 code cells here, 1 there)); re-record with "
+                                  "make record MACHINE=box")

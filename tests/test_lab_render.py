@@ -713,3 +713,50 @@ def test_the_conditions_note_says_how_busy_the_machine_was_what_that_did_and_eac
         assert render.conditions_note([_DRIFTED]).startswith(
             '<details class="warning pitfalls-conditions"><summary>测量时机器繁忙或速度不稳定</summary>'
             "<p>测量下列数值时，这台机器的速度发生了变化。每个区间")
+
+
+@pytest.mark.parametrize(("interval", "share", "wide"), [
+    ({"low": None, "high": 2.0}, False, False), ({"low": 1.0, "high": None}, False, False),  # printed as such
+    ({"low": 0.0, "high": 2.0}, False, True), ({"low": -1.0, "high": 2.0}, False, True),  # reaches zero
+    ({"low": 1.0, "high": 10.0}, False, False), ({"low": 1.0, "high": 10.01}, False, True),  # a span of ten
+    ({"low": 0.1, "high": 0.6}, True, False), ({"low": 0.1, "high": 0.61}, True, True),  # fifty points
+    ({"low": 0.1, "high": 0.7}, False, False),  # a ratio of 7: readable
+])
+def test_an_interval_too_wide_to_read_a_value_from(interval, share, wide):
+    assert render.unreliable(interval, share=share) is wide
+    if not share:
+        assert render.unreliable(interval) is wide, "a ratio unless said otherwise"
+
+
+@pytest.mark.parametrize(("text", "shown"), [("-0", "0"), ("-0.00", "0.00"), ("-0.01", "-0.01"), ("-1,000", "-1,000"),
+                                             ("0", "0"), ("-10", "-10"), ("--0", "-0")])
+def test_a_negative_zero_reads_as_the_zero_it_prints(text, shown):
+    assert render._unsigned_zero(text) == shown
+
+
+@pytest.mark.parametrize(("value", "step", "direction", "rounded"), [
+    (0, 10, None, 0), (0.5, 10, "up", 10), (3900, 10000, "down", 3000), (3900, 10000, None, 4000),
+    (-3, 10, "down", -3), (-4, 10, "down", -4), (-5, 10, "down", -10), (-8, 10, "down", -10), (-12, 10, "up", -10),
+    (25, 10, "up", 30), (25, 10, "down", 20), (24, 10, None, 20),
+])
+def test_a_value_rounds_to_the_intervals_magnitude_and_a_small_one_keeps_a_figure_of_its_own(value, step, direction,
+                                                                                           rounded):
+    assert render._to_step(value, step, direction) == rounded
+
+
+@pytest.mark.parametrize(("interval", "text"), [
+    ({"value": 10, "low": 1, "high": 25}, "10× (1–30)"),  # ten and an interval tens wide: its magnitude
+    ({"value": 9.6, "low": 1, "high": 25}, "10× (1–25)"),  # under ten: as its decimals allow
+])
+def test_a_ratio_at_the_edge_of_rounding_to_its_intervals_magnitude(interval, text):
+    assert render.ratio_interval(interval) == text
+
+
+@pytest.mark.parametrize(("interval", "text"), [
+    ({"value": 0.0, "low": -0.05, "high": 0.1}, "0% (0–10)"),  # a share's interval stays within 0–100%
+    ({"value": 1.0, "low": 0.9, "high": 1.05}, "100% (90–100)"),
+    ({"value": 1.5, "low": 1.4, "high": 1.6}, "150% (140–160)"),  # not a share: as measured
+    ({"value": 0.5, "low": None, "high": None}, "50.00% (no interval: too few repeats)"),
+])
+def test_a_share_in_percent_stays_between_none_and_all(interval, text):
+    assert render.percent_interval(interval) == text

@@ -814,3 +814,17 @@ def test_values_a_figure_draws_alone_keep_their_significant_figures_only():
     assert drawn == [timing.significant(1.234567891), timing.significant(0.0001234567891), 0.0,
                      timing.significant(12345678.9)]
     assert drawn[0] != 1.234567891 and len(repr(drawn[1])) < len(repr(0.0001234567891))
+
+
+def test_two_processes_results_join_when_they_differ_in_numbers_only():
+    row = {"label": "DataLoader", "median": 1.0, "mean": 1.0, "rounds": [1.0]}
+    same = timing._same_but_numbers
+    assert same({"rows": [row, 3]}, {"rows": [{**row, "median": 2.0, "rounds": [2.0, 2.0]}, 4.5]})
+    assert not same({"rows": [row]}, {"rows": [{**row, "label": "loop"}]}), "another row's label"
+    assert not same({"rows": [row]}, {"rows": [row, row]}) and not same({"rows": [row]}, {"rows": row})
+    assert not same({"a": 1, "b": 2}, {"b": 2, "a": 1}), "keys in another order"
+    assert not same({"a": 1}, [1]) and not same([1], {"a": 1})
+    assert not same(1, True) and not same(True, 1) and same(True, True) and not same(True, False)
+    assert not same(1, "1") and same(1, 2.5) and same("x", "x") and not same("x", "y")
+    assert not same(row, {"label": "DataLoader", "other": 1}), "a timing beside what is not one"
+    assert not same({"label": "x", "other": 1}, row)

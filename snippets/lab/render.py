@@ -614,7 +614,7 @@ def percent_interval(interval: dict, *, flag: bool = False) -> str:
         if bounded["high"] is not None:
             bounded["high"] = min(1.0, bounded["high"])
     text = ratio_interval({key: value * 100 if value is not None else None for key, value in bounded.items()},
-                          suffix="%", flag=False)
+                          suffix="%")
     return _printable(text, interval, flag, share=True)
 
 

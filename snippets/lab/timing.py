@@ -667,7 +667,7 @@ def _same_but_numbers(a: Any, b: Any) -> bool:
         return isinstance(b, list) and len(a) == len(b) and all(_same_but_numbers(x, y) for x, y in zip(a, b))
     if isinstance(a, (int, float)) and not isinstance(a, bool):
         return isinstance(b, (int, float)) and not isinstance(b, bool)
-    return a == b
+    return type(a) is type(b) and a == b
 
 
 def _pooled_timing(rows: list[dict]) -> dict:
