@@ -321,14 +321,18 @@ def _record_with_notebook(lab, monkeypatch, tmp_path) -> tuple:
     notebook = jupytext.read(source)
     notebook.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
     executed.write_text(nbformat.writes(notebook))
+    return source, _record_notebook(lab, monkeypatch, source, executed)
 
+
+def _record_notebook(lab, monkeypatch, source, executed) -> Path:
+    """``make record`` of machine "box": one experiment, and ``executed`` as notebook ``source``'s executed copy."""
     def build(staging, env):
         monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
         cache.run(lab.facts, n=1)
         store.writer().keep_notebook(source, executed)
         monkeypatch.delenv("PITFALLS_RECORD")
 
-    return source, machines.record("box", build=build).target
+    return machines.record("box", build=build).target
 
 
 def test_frozen_notebooks_must_be_recorded_and_current(lab, monkeypatch, tmp_path):
@@ -1111,14 +1115,7 @@ def test_a_recorded_notebook_is_the_source_here_with_the_recordings_outputs_ids_
                              kernelspec={"name": "recorded-kernel", "display_name": "K", "language": "python"},
                              widgets={"x": 1})
     executed.write_text(nbformat.writes(notebook))
-
-    def build(staging, env):
-        monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
-        cache.run(lab.facts, n=1)
-        store.writer().keep_notebook(source, executed)
-        monkeypatch.delenv("PITFALLS_RECORD")
-
-    recording = machines.record("box", build=build).target
+    recording = _record_notebook(lab, monkeypatch, source, executed)
     lead = machines.recordings()[0]
     rendered = machines.recorded_notebook(source, lead)
     recorded = recording / "notebooks" / "question.ipynb"
