@@ -1407,3 +1407,16 @@ def test_a_list_is_joined_as_each_language_joins_one_with_a_space_between_chines
         assert hook._and_list(["`A`", "B", "c"]) == "`A`、B 和 c"
         assert hook._and_list(["甲", "乙"]) == "甲和乙" and hook._and_list(["Z", "(x)"]) == "Z 和 (x)"
         assert hook._and_list(["x)", "乙"]) == "x) 和乙" and hook._and_list(["乙", "_x"]) == "乙和 _x"
+
+
+@pytest.mark.parametrize(("repo_url", "site_url", "url"), [
+    ("https://github.com/o/p", "https://o.github.io/p/", "https://github.com/o/p/"),  # the repository first
+    (None, "https://o.github.io/p", "https://o.github.io/p/"), ("", "https://o.github.io/p//", "https://o.github.io/p/"),
+    (None, None, None), (None, "http://127.0.0.1:8000/", None), (None, "http://localhost:8000/", None),
+    ("https://localhost/x", None, None),
+])
+def test_the_project_is_named_by_its_repository_or_its_sites_address_never_a_local_one(repo_url, site_url, url):
+    assert hook._project_url({"repo_url": repo_url, "site_url": site_url}) == url
+    recipe = "# Project: PyTorch pitfalls, measured\nx = 1\n# Project: PyTorch pitfalls, measured\n"
+    published = hook.published_recipe(recipe, url)
+    assert published == (recipe if url is None else recipe.replace("measured\n", f"measured — {url}\n", 1))

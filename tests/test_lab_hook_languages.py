@@ -172,8 +172,19 @@ def test_the_search_index_is_split_by_language(tmp_path):
     chinese = json.loads((tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"))
     assert [d["location"] for d in root["docs"]] == [""] and root["config"] == index["config"]
     assert [d["location"] for d in chinese["docs"]] == ["", "x/#b"]
+    assert "甲" in (tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"), \
+        "Chinese as it is, not escaped: a third of the size"
     search_index.split(tmp_path, ["zh"])  # again, on an index of one language: nothing changes
     assert json.loads((tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8")) == chinese
+    (tmp_path / "search" / "search_index.json").write_text(json.dumps({"config": {}}), encoding="utf-8")
+    search_index.split(tmp_path, ["zh"])  # an index without pages: nothing to split
+    assert json.loads((tmp_path / "search" / "search_index.json").read_text(encoding="utf-8")) == {"config": {}}
+    (tmp_path / "search" / "search_index.json").write_text(json.dumps(index), encoding="utf-8")
+    (tmp_path / "zh" / "search" / "search_index.json").unlink()
+    search_index.split(tmp_path, ["zh"])  # its folder there already: written into it
+    assert json.loads((tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8")) == chinese
+    (tmp_path / "search" / "search_index.json").unlink()
+    search_index.split(tmp_path, ["zh"])  # no index at all (search off): nothing to do
 
 
 def _twins(hook, tmp_path, monkeypatch) -> Path:

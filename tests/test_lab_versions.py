@@ -140,7 +140,13 @@ def test_the_facts_table_shows_each_release_a_missing_one_and_the_first_change(l
     text = versions.facts_table([("ratio above 3", cache.run(lab.speed, n=5), lambda r: r["ratio"] > 3)])
     lines = text.strip().splitlines()
     assert lines[0] == "| measured | 2.3.1 | 2.6.0 | 2.9.1 | 2.13.0 | first release with a new value |"
+    assert lines[1] == "| :--- | :---: | :---: | :---: | :---: | :--- |", "the releases centred"
     assert lines[2] == "| ratio above 3 | no | — | yes | yes | 2.9.1 |"
+    text = versions.facts_table([("ratio", cache.run(lab.speed, n=5), lambda r: r["ratio"]),
+                                 ("a name", cache.run(lab.speed, n=5), lambda r: "fork"),
+                                 ("nothing", cache.run(lab.speed, n=5), lambda r: None)])
+    assert text.strip().splitlines()[2:] == ["| ratio | 2 | — | 5 | 5 | 2.9.1 |", "| a name | `fork` | — | `fork` | `fork` | — |",
+                                             "| nothing | — | — | — | — | — |"], "no change: —"
 
 
 def test_the_matrix_takes_the_markers_place_on_the_versions_page_only(build):
@@ -303,3 +309,29 @@ def test_the_releases_table_in_full(lab, monkeypatch):
         f"| `2.3.1` | 3.11.9 | fork | `here-torch2.3.1` | {date} | `{commit}` | 1 current, 1 stale |\n"
         f"| `2.9.1` | 3.12.1 | spawn | `here-torch2.9.1` | {date} | `{commit}` | 1 current, 1 stale |\n"
         "| `2.13.0` | 3.11.9 | fork | this build |  |  |  |\n")
+
+
+def test_a_claims_verdict_changes_are_read_in_release_order_skipping_releases_that_decided_nothing(monkeypatch):
+    from types import SimpleNamespace
+
+    from snippets.lab.claims import Check
+
+    monkeypatch.setattr(machines, "_lead_fingerprint", lambda: {"torch": "2.13.0+cpu"})
+
+    def rec(torch):
+        return SimpleNamespace(fingerprint={"torch": torch}, label=f"box-{torch}")
+
+    def verdict(holds):
+        return Check("t.c", "c", holds)
+
+    row = {"here": verdict(False), "releases": [
+        (rec("2.9.1+cpu"), verdict(True)), (rec("2.3.1"), verdict(True)), (rec("2.10.0"), verdict(None)),
+        (rec("2.11.0"), "not recorded on box"), (rec("2.12.0"), verdict(False)), (rec("2.6.0"), verdict(False))]}
+    assert versions.changes(row) == [("2.3.1", "holds", "2.6.0", "fails"), ("2.6.0", "fails", "2.9.1", "holds"),
+                                     ("2.9.1", "holds", "2.12.0", "fails")], \
+        "2.10 (undecided) and 2.11 (not recorded) decide nothing; 2.13.0, this build's, fails as 2.12.0 did"
+    assert versions.changes({"here": verdict(True), "releases": []}) == []
+    assert versions.changes({"here": verdict(True), "releases": [(rec("2.3.1"), verdict(False))]}) == [
+        ("2.3.1", "fails", "2.13.0", "holds")]
+    assert versions.changes({"here": verdict(True), "releases": [(rec(""), verdict(False))]}) == [
+        ("", "fails", "2.13.0", "holds")], "a release without a number sorts first"
