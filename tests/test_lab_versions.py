@@ -112,6 +112,25 @@ def test_the_matrix_shows_holds_fails_missing_and_stale_and_names_the_first_rele
     assert "<td>holds from 2.9.1 (fails on 2.6.0)</td>" in html
     assert '<a href="../loader-overhead/">DataLoader overhead</a> <a href="../">Home</a>' in html
     assert "1 of 1 claims change between the recorded releases." in html
+    date = machines.recordings()[0].manifest["recorded_at"][:10]
+    stale = (f"recorded on here-torch2.12.1 with an older version of this experiment (commit c0ffeec0ffee, {date}); "
+             "re-record it with make record MACHINE=here-torch2.12.1")
+    assert html == (
+        "<p>1 of 1 claims change between the recorded releases. ✓ holds, ✗ fails (with what was measured), ? undecided "
+        "(the interval, widened where the machine was busy, reaches both sides of its bound), — not checked on that "
+        "release (not recorded, or recorded with older code: the cell&#x27;s tip says which).</p>\n"
+        '<div class="pitfalls-version-matrix"><table><thead><tr><th scope="col">claim</th><th scope="col">2.3.1</th>'
+        '<th scope="col">2.6.0</th><th scope="col">2.9.1</th><th scope="col">2.12.1</th><th scope="col">2.13.0<br>'
+        '<span class="pitfalls-version-matrix__here">this build</span></th><th scope="col">changed</th></tr></thead>'
+        '<tbody><tr data-check="tests.test_lab_machines.above_three"><th scope="row">ratio &gt; 3<br>'
+        '<span class="pitfalls-version-matrix__pages"><a href="../loader-overhead/">DataLoader overhead</a> '
+        '<a href="../">Home</a></span></th>'
+        '<td class="pitfalls-version-matrix__fails" title="ratio = 2">✗ ratio = 2</td>'
+        '<td class="pitfalls-version-matrix__fails" title="ratio = 2">✗ ratio = 2</td>'
+        '<td class="pitfalls-version-matrix__holds" title="ratio = 5">✓</td>'
+        f'<td class="pitfalls-version-matrix__unknown" title="{stale}">—</td>'
+        '<td class="pitfalls-version-matrix__holds" title="ratio = 5">✓</td>'
+        "<td>holds from 2.9.1 (fails on 2.6.0)</td></tr></tbody></table></div>")
 
 
 def test_a_release_that_did_not_record_the_experiment_is_not_checked_there(lab, monkeypatch, ratio_check, build):
@@ -123,6 +142,11 @@ def test_a_release_that_did_not_record_the_experiment_is_not_checked_there(lab, 
     assert [shown for _, _, shown in cells] == ["✓", "—", "✓"]
     assert cells[1][1] == "not recorded on here-torch2.6.0"
     assert "<td>—</td>" in html and "0 of 1 claims change" in html, "a missing release is not a change"
+    _record(monkeypatch, lab, "here-torch2.9.1", _release("2.9.1"), n=5)  # a release recorded after the claim
+    cells = re.findall(r'<td class="pitfalls-version-matrix__(\w+)" title="([^"]*)">([^<]*)</td>',
+                       versions.matrix(build.said))
+    assert cells[2] == ("unknown", "not recorded", "—")
+    assert versions.matrix([]) == "<p>No claim was said in this build.</p>"
 
 
 def test_first_change_names_the_release_before_and_the_first_with_the_new_value():
