@@ -776,8 +776,14 @@ def _git_tree(tmp_path, monkeypatch):
 
 def test_the_tree_state_is_its_commit_and_every_change_but_recordings(monkeypatch, tmp_path):
     monkeypatch.setattr(store, "PROJECT_ROOT", tmp_path)
-    with pytest.raises(machines.ArchiveError, match="cannot find the commit this tree is at"):
-        machines.tree_state()  # not a git repository
+    with pytest.raises(machines.ArchiveError, match=r"^cannot find the commit this tree is at \(fatal: not a git "
+                                                    r"repository.*\): a recording names the commit it was "
+                                                    r"measured at, so it must be made in a git checkout$"):
+        machines.tree_state()  # not a git repository: git's own words
+    monkeypatch.setattr(machines.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("git")))
+    with pytest.raises(machines.ArchiveError, match=r"^cannot find the commit this tree is at \(git\): "):
+        machines.tree_state()  # no git at all
+    monkeypatch.undo()
     git = _git_tree(tmp_path, monkeypatch)
     with pytest.raises(machines.ArchiveError, match="a recording names the commit it was measured at"):
         machines.tree_state()  # a repository without a commit
@@ -801,6 +807,28 @@ def test_the_tree_state_is_its_commit_and_every_change_but_recordings(monkeypatc
     (tmp_path / "new.py").write_text("y = 2\n")
     assert len({first, second, machines.diff_digest(["code.py", "new.py"])}) == 3
     assert re.fullmatch(r"[0-9a-f]{16}", first)
+    (tmp_path / "new.py").unlink()
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "mod.py").write_text("z = 1\n")
+    assert machines.tree_state() == (head, ["code.py", "pkg/sub/mod.py"]), "each untracked file, not its folder"
+    git("add", "code.py")
+    staged = machines.diff_digest(["code.py"])
+    (tmp_path / "code.py").write_text("x = 3\n")
+    git("add", "code.py")
+    assert machines.diff_digest(["code.py"]) != staged, "a staged change is a change"
+    git("checkout", "-q", "--", ".")
+    git("reset", "-q", "--hard")
+    (tmp_path / "blob.bin").write_bytes(b"\0\1\2" * 100)
+    git("add", "-A")
+    git("commit", "-qm", "two")
+    shutil.rmtree(tmp_path / "pkg")
+    clean = machines.diff_digest([])
+    (tmp_path / "results" / "box" / "manifest.json").write_text('{"recorded": "once more"}')
+    assert machines.diff_digest([]) == clean, "a recording is not code"
+    (tmp_path / "blob.bin").write_bytes(b"\0\1\3" * 100)
+    one = machines.diff_digest(["blob.bin"])
+    (tmp_path / "blob.bin").write_bytes(b"\0\1\4" * 100)
+    assert machines.diff_digest(["blob.bin"]) != one != clean, "a binary file's change, by its content"
 
 
 def test_a_dirty_tree_is_recorded_only_when_told_and_then_named(lab, monkeypatch):

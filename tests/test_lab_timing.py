@@ -443,9 +443,20 @@ def test_a_machine_drifting_in_most_rounds_is_flagged_and_its_interval_widened(s
     ([(1.0, 1.0), (1.16, 1.0), (1.0, 1.0)], [False, True, False]),    # one end 16 % off: its round
     ([(1.0, 1.0), (0.85, 0.85), (1.0, 1.0)], [False, True, False]),   # faster counts too
     ([(1.0, 1.0), (1.0, 1.0), (0.0, 1.0)], [False, False, True]),     # a reference that took no time: unreadable
+    ([(1.0, 1.0), (1.0, 1.0), (1.0, 0.0)], [False, False, True]),     # either end
+    ([], []),
 ])
 def test_drift_is_a_reference_off_the_typical_one_or_its_partner(pairs, moved):
     assert timing.drifted(pairs) == moved
+
+
+@pytest.mark.parametrize("pairs, moved", [
+    ([(1.0, 1.0), (1.0, 1.0), (1.5, 1.0), (1.0, 1.0)], [False, False, False, False]),  # 50 % off: at the bound
+    ([(1.0, 1.0), (1.0, 1.0), (1.51, 1.0), (1.0, 1.0)], [False, False, True, False]),
+    ([(1.0, 1.0), (1.0, 1.0), (1.4, 0.7), (1.0, 1.0)], [False, False, True, False]),  # each within, not each other
+])
+def test_drift_is_past_the_limit_given_not_at_it(pairs, moved):
+    assert timing.drifted(pairs, 0.5) == moved
 
 
 def test_the_reference_is_timed_in_blocks_sized_once_and_reports_the_fastest(monkeypatch):

@@ -201,7 +201,7 @@ def _marked(outcome: Check, text: str, tip: str, classes: str, *, fails_elsewher
     build = context.current()
     number = build.claims[build.page] = build.claims.get(build.page, 0) + 1
     tip_id = f"claim-tip-{number}"
-    escaped = html.escape(tip, quote=True)
+    escaped = html.escape(tip)
     # in an attribute, Markdown's inline syntax must stay text (`code` would become a <code> tag inside it)
     title = escaped.translate({ord("`"): "&#96;", ord("_"): "&#95;", ord("*"): "&#42;", ord("["): "&#91;",
                                ord("]"): "&#93;"})

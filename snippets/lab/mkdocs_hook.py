@@ -189,7 +189,7 @@ def with_alt_text(page: str, executed: str) -> str:
     if len(pieces) - 1 != len(alts):
         raise PluginError(f"{Path(executed).name}: {len(alts)} figure(s) in the notebook's outputs but "
                           f"{len(pieces) - 1} image(s) without alt text in its page")
-    return pieces[0] + "".join(f'alt="{html.escape(alt, quote=True)}"{piece}' for alt, piece in zip(alts, pieces[1:]))
+    return pieces[0] + "".join(f'alt="{html.escape(alt)}"{piece}' for alt, piece in zip(alts, pieces[1:]))
 
 
 # Finished HTML that a page names: a code panel's highlighted sources (render.deferrable) and a figure, whole.

@@ -210,7 +210,7 @@ def matrix(said: list[dict]) -> str:
             shown = release_verdict(verdict)
             why = verdict if isinstance(verdict, str) else (verdict.measured() if isinstance(verdict, Check) else "")
             status = _status(verdict)
-            cells.append(f'<td class="pitfalls-version-matrix__{status}" title="{html.escape(str(why), quote=True)}">'
+            cells.append(f'<td class="pitfalls-version-matrix__{status}" title="{html.escape(str(why))}">'
                          f"{html.escape(shown)}</td>")
         moved = changes(row)
         changed += bool(moved)

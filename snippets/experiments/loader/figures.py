@@ -139,7 +139,7 @@ def same_kind_said(found: Sequence[tuple[str, str, Interval]]) -> str:
     """What recorded machines of this kind measured outside this build's interval, said beside the number:
     `` · another machine of the same type, measured 2026-11-30: 11.8× (11.1–12.3)``; nothing when none did. The prose
     names no recorded machine: its label is the span's title, for a reader who looks it up under Environment."""
-    return "".join(f'<span class="pitfalls-same-kind" title="{html.escape(label, quote=True)}"> · '
+    return "".join(f'<span class="pitfalls-same-kind" title="{html.escape(label)}"> · '
                    + t("another machine of the same type, measured {date}: {value}", date=date,
                        value=ratio_cell(interval)) + "</span>" for label, date, interval in found)
 
