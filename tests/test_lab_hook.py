@@ -1420,3 +1420,17 @@ def test_the_project_is_named_by_its_repository_or_its_sites_address_never_a_loc
     recipe = "# Project: PyTorch pitfalls, measured\nx = 1\n# Project: PyTorch pitfalls, measured\n"
     published = hook.published_recipe(recipe, url)
     assert published == (recipe if url is None else recipe.replace("measured\n", f"measured — {url}\n", 1))
+
+
+@pytest.mark.parametrize(("markdown", "original", "failure"), [
+    ("{{ nope }}\n", None, "line 1 ({{ nope }}): UndefinedError: 'nope' is undefined"),  # the file's first line
+    ("{{ nope }}\n{{ nope }}\n", None, "line 1 ({{ nope }}): UndefinedError: 'nope' is undefined"),  # the first
+    ("a\n{{ 1 + }}\n", "---\nnames: true\n---\na\n{{ 1 + }}\n",
+     "line 5 ({{ 1 + }}): TemplateSyntaxError: unexpected 'end of print statement'"),  # a syntax error, by Jinja's own line
+    ("a\n\n{{ [1][3] }}\n", None, "line 3 ({{ [1][3] }}): UndefinedError: list object has no element 3"),
+    ("{{ nope }}", "changed since", "its template: UndefinedError: 'nope' is undefined"),  # not found in the file
+])
+def test_a_named_pages_error_says_the_line_as_the_file_has_it(markdown, original, failure):
+    with context.using() as build:
+        assert hook.render_names(markdown, "a.md", {}, original) == ""
+    assert build.failures == {"a.md": [failure]}

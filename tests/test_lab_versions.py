@@ -359,3 +359,17 @@ def test_a_claims_verdict_changes_are_read_in_release_order_skipping_releases_th
         ("2.3.1", "fails", "2.13.0", "holds")]
     assert versions.changes({"here": verdict(True), "releases": [(rec(""), verdict(False))]}) == [
         ("", "fails", "2.13.0", "holds")], "a release without a number sorts first"
+
+
+def test_two_releases_of_one_torch_are_named_and_ordered_by_their_python(lab, monkeypatch):
+    monkeypatch.setattr(machines, "_lead_fingerprint", lambda: {**HERE, "python": "3.11.9"})
+    _record(monkeypatch, lab, "here-py313", {**HERE, "torch": "2.15.0+cpu", "python": "3.13.0"})
+    _record(monkeypatch, lab, "here-py312", {**HERE, "torch": "2.15.0", "python": "3.12.1"})
+    _record(monkeypatch, lab, "here-old", {**HERE, "torch": "2.3.1"})  # no Python named: none needed
+    assert versions.names() == {"here-py312": "2.15.0 · Python 3.12.1", "here-py313": "2.15.0 · Python 3.13.0",
+                                "here-old": "2.3.1", None: "2.13.0"}
+    assert sorted(versions.names(), key=versions._order) == ["here-old", None, "here-py312", "here-py313"]
+    assert versions._order(None) == ((2, 13, 0), "3.11.9") and versions._order("here-old") == ((2, 3, 1), "")
+    assert versions.this_release() == "2.13.0"
+    _record(monkeypatch, lab, "here-again", {**HERE, "torch": "2.3.1"})
+    assert versions.names()["here-again"] == "2.3.1 · Python ?", "two of one torch, one without its Python"
