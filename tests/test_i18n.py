@@ -529,7 +529,7 @@ def test_a_translated_notebook_takes_its_outputs_from_the_one_execution(fresh_ho
     _notebook(docs / "zh" / "notebooks" / "q.py", [("[markdown]", "# 标题"), ("", "print(1)"), ("", "print(3)")])
     with pytest.raises(PluginError) as raised:
         fresh_hook._translated(str(docs / "zh" / "notebooks" / "q.py"), docs / "notebooks" / "q.py", execute)
-    assert str(raised.value).endswith(": code cell 2 differs (2 code cells here, 1 there)"), \
+    assert str(raised.value).endswith(": code cell 2 differs; 2 code cells here, 1 there"), \
         "a cell more than the twin has is the first that differs"
 
 

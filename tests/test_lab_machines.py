@@ -780,10 +780,14 @@ def test_the_tree_state_is_its_commit_and_every_change_but_recordings(monkeypatc
                                                     r"repository.*\): a recording names the commit it was "
                                                     r"measured at, so it must be made in a git checkout$"):
         machines.tree_state()  # not a git repository: git's own words
-    monkeypatch.setattr(machines.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("git")))
-    with pytest.raises(machines.ArchiveError, match=r"^cannot find the commit this tree is at \(git\): "):
-        machines.tree_state()  # no git at all
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:
+        patched.setattr(machines.subprocess, "run", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("git")))
+        with pytest.raises(machines.ArchiveError, match=r"^cannot find the commit this tree is at \(git\): "):
+            machines.tree_state()  # no git at all
+    monkeypatch.setenv("LANGUAGE", "zh_CN")  # git speaks Chinese to a Chinese reader
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    with pytest.raises(machines.ArchiveError, match=r"\(fatal: not a git repository"):
+        machines.tree_state()  # git's words in English whatever the locale, as the rest of the message
     git = _git_tree(tmp_path, monkeypatch)
     with pytest.raises(machines.ArchiveError, match="a recording names the commit it was measured at"):
         machines.tree_state()  # a repository without a commit
@@ -1172,5 +1176,5 @@ def test_a_recorded_notebook_is_the_source_here_with_the_recordings_outputs_ids_
     with pytest.raises(machines.ArchiveError) as differs:
         machines.recorded_notebook(source, lead)
     assert str(differs.value) == ("FROZEN=1: results/box/notebooks/question.ipynb: its code cells are not those of "
-                                  "question.py (code cell 1 differs (1 code cells here, 1 there)); re-record with "
+                                  "question.py (code cell 1 differs; 1 code cells here, 1 there); re-record with "
                                   "make record MACHINE=box")

@@ -364,6 +364,7 @@ def test_a_worker_answers_with_the_value_in_one_thread_refuses_other_code_and_na
         def pair(x: int = 1) -> dict:
             return {"pair": (x, x + 1)}
     """))
+    importlib.invalidate_caches()  # the package's folder was read when the fixture imported it
     exp = importlib.import_module("replicatestpkg.tupled").pair
     request = {"module": "replicatestpkg.tupled", "function": "pair", "params": {"x": 3},
                "digest": code.reach(exp.func).digest, "path": [str(tmp_path / "first"), str(tmp_path / "second")]}

@@ -156,8 +156,10 @@ def test_the_opening_line_is_out_before_mkdocs_starts(fake_mkdocs, monkeypatch):
                         or FakeChild(*a, **k))
     serve.main([])
     [before] = started
-    assert before[0].startswith("make serve: building the site from this machine's results and, where it has none "
-                                "yet, the recorded ones") and before[-1] == "\n", "a whole line: out at once"
+    assert "".join(before) == (
+        "make serve: building the site from this machine's results and, where it has none yet, the recorded ones; "
+        "serving it on http://127.0.0.1:8000/, then measuring this machine — Ctrl+C stops it.\n"), \
+        "the whole line is out before MkDocs starts"
 
 
 def test_it_runs_a_strict_mkdocs_serve_on_the_address(fake_mkdocs, capsys, monkeypatch):
@@ -452,9 +454,10 @@ def test_a_failed_measuring_build_names_its_errors_or_its_last_problems_and_a_st
     states = []
     monkeypatch.setattr(store, "store_text", lambda path, text: states.append(json.loads(text)))
 
-    def follow(lines, status):
-        build = FakeBuild(lines, status)
-        serve.Measuring(build, {"a.b": 1.0}, [], tmp_path / "site")._follow()
+    def follow(lines, status, *, stopping=False):
+        measuring = serve.Measuring(FakeBuild(lines, status), {"a.b": 1.0}, [], tmp_path / "site")
+        measuring.stopping = stopping
+        measuring._follow()
         return capsys.readouterr().err
 
     warnings = [f"WARNING -  warning {n}\n" for n in range(1, 8)]
@@ -469,7 +472,11 @@ def test_a_failed_measuring_build_names_its_errors_or_its_last_problems_and_a_st
     err = follow([], 1)
     assert states.pop() == {"failed": "the measuring build stopped with exit status 1"}
     assert err.endswith("whole error:\n  the measuring build stopped with exit status 1\n")
-    assert follow(["ERROR   -  stopped\n"], -15) == "make serve (measuring): ERROR   -  stopped\n" and states == []
+    assert follow(["ERROR   -  stopped\n"], -15, stopping=True) == "make serve (measuring): ERROR   -  stopped\n"
+    assert states == [], "stopped by make serve: nothing to say"
+    err = follow([], -9)  # killed by something else (out of memory): said
+    assert states.pop() == {"failed": "the measuring build was killed (signal 9)"}
+    assert err.endswith("whole error:\n  the measuring build was killed (signal 9)\n")
 
 
 @pytest.mark.parametrize(("seconds", "said"), [(0, "0 s"), (89.4, "89 s"), (90, "2 min"), (150, "2 min"),

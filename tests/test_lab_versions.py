@@ -112,7 +112,7 @@ def test_the_matrix_shows_holds_fails_missing_and_stale_and_names_the_first_rele
     assert "<td>holds from 2.9.1 (fails on 2.6.0)</td>" in html
     assert '<a href="../loader-overhead/">DataLoader overhead</a> <a href="../">Home</a>' in html
     assert "1 of 1 claims change between the recorded releases." in html
-    date = machines.recordings()[0].manifest["recorded_at"][:10]
+    date = {rec.label: rec.manifest["recorded_at"][:10] for rec in machines.recordings()}["here-torch2.12.1"]
     stale = (f"recorded on here-torch2.12.1 with an older version of this experiment (commit c0ffeec0ffee, {date}); "
              "re-record it with make record MACHINE=here-torch2.12.1")
     assert html == (
@@ -324,14 +324,13 @@ def test_the_releases_table_in_full(lab, monkeypatch):
     _record(monkeypatch, lab, "here-torch2.3.1", {**here, "torch": "2.3.1"}, n=5)
     digest = cache.source_digest
     monkeypatch.setattr(cache, "source_digest", lambda func: "edited" if func is lab.facts.func else digest(func))
-    recorded = {rec.label: rec for rec in machines.releases()}
-    date = recorded["here-torch2.3.1"].manifest["recorded_at"][:10]
-    commit = recorded["here-torch2.3.1"].commit[:12]
+    date = {rec.label: rec.manifest["recorded_at"][:10] for rec in machines.releases()}
+    commit = machines.releases()[0].commit[:12]
     assert versions.table() == (
         "| torch | Python | start method | recording | recorded | commit | experiments |\n"
         "| :--- | :--- | :--- | :--- | :--- | :--- | :--- |\n"
-        f"| `2.3.1` | 3.11.9 | fork | `here-torch2.3.1` | {date} | `{commit}` | 1 current, 1 stale |\n"
-        f"| `2.9.1` | 3.12.1 | spawn | `here-torch2.9.1` | {date} | `{commit}` | 1 current, 1 stale |\n"
+        f"| `2.3.1` | 3.11.9 | fork | `here-torch2.3.1` | {date['here-torch2.3.1']} | `{commit}` | 1 current, 1 stale |\n"
+        f"| `2.9.1` | 3.12.1 | spawn | `here-torch2.9.1` | {date['here-torch2.9.1']} | `{commit}` | 1 current, 1 stale |\n"
         "| `2.13.0` | 3.11.9 | fork | this build |  |  |  |\n")
 
 

@@ -169,9 +169,13 @@ def frozen_notebook(source: Path) -> Path:
     return recorded_notebook(source, primary())
 
 
+class CodeCellsDiffer(ValueError):
+    """A notebook's code cells are not those of the executed copy it takes its outputs from."""
+
+
 def with_outputs_of(source: Path | str, executed):  # noqa: ANN001, ANN201 - nbformat's notebooks
     """Percent-format notebook ``source`` as it is here (its Markdown, code and metadata) with the outputs of
-    ``executed`` matched code cell by code cell; ValueError naming the first code cell that differs."""
+    ``executed`` matched code cell by code cell; ``CodeCellsDiffer`` naming the first code cell that differs."""
     import jupytext
 
     ran = [cell for cell in executed.cells if cell.cell_type == "code"]
@@ -180,7 +184,7 @@ def with_outputs_of(source: Path | str, executed):  # noqa: ANN001, ANN201 - nbf
     if [cell.source for cell in code] != [cell.source for cell in ran]:
         differing = next((n for n, (a, b) in enumerate(zip(code, ran), 1) if a.source != b.source),
                          min(len(code), len(ran)) + 1)
-        raise ValueError(f"code cell {differing} differs ({len(code)} code cells here, {len(ran)} there)")
+        raise CodeCellsDiffer(f"code cell {differing} differs; {len(code)} code cells here, {len(ran)} there")
     for mine, theirs in zip(code, ran):
         mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
     return notebook
@@ -205,7 +209,7 @@ def recorded_notebook(source: Path, lead: Recording) -> Path:
     executed = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
     try:
         notebook = with_outputs_of(source, executed)
-    except ValueError as error:
+    except CodeCellsDiffer as error:
         raise ArchiveError(f"FROZEN=1: results/{lead.label}/notebooks/{path.name}: its code cells are not those "
                            f"of {source.name} ({error}); re-record with make record MACHINE={lead.label}") from None
     for number, cell in enumerate(notebook.cells):  # the same page from the same inputs: ids as recorded
@@ -397,8 +401,9 @@ def _plain(text: str) -> str:
 # ---- make record ----------------------------------------------------------------------------------------------
 
 def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], cwd=store.PROJECT_ROOT, capture_output=True, text=True,
-                          check=True).stdout
+    # git's own words in an error, whatever the locale: the rest of the message is English
+    return subprocess.run(["git", *args], cwd=store.PROJECT_ROOT, capture_output=True, text=True, check=True,
+                          env={**os.environ, "LC_ALL": "C"}).stdout
 
 
 def tree_state() -> tuple[str, list[str]]:

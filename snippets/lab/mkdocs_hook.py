@@ -966,9 +966,10 @@ class Pitfalls(BasePlugin):
         if not executed_twin.exists():
             execute_twin()
         executed = nbformat.read(executed_twin, as_version=4)
+        machines = _lab("machines")
         try:
-            notebook = _lab("machines").with_outputs_of(source, executed)
-        except ValueError as error:
+            notebook = machines.with_outputs_of(source, executed)
+        except machines.CodeCellsDiffer as error:
             raise PluginError(f"{source}: its code cells must be those of {twin} (they run once, there): {error}") \
                 from None
         notebook.metadata.update({key: value for key, value in executed.metadata.items()

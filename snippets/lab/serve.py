@@ -138,6 +138,7 @@ class Measuring:
         self.problems: list[str] = []
         self.timed: set[str] = set()  # timing experiments measured in the pass before the pages
         self.said = 0.0  # when the terminal last heard of that pass
+        self.stopping = False  # make serve stops it (``stop``)
         # started by ``start`` once the first state is written: what the build says (even a failure at once) follows
         self.thread = threading.Thread(target=self._follow, daemon=True)
 
@@ -196,7 +197,7 @@ class Measuring:
                 sys.stderr.write("make serve (measuring): " + line)
         code = self.process.wait()
         shutil.rmtree(self.site, ignore_errors=True)
-        if code < 0:  # stopped by a signal: make serve is stopping, with nothing to say
+        if self.stopping:  # make serve is stopping: nothing to say
             return
         if code == 0:
             self._write(finished=True)
@@ -204,7 +205,8 @@ class Measuring:
                   f"on the site is now its own.", file=sys.stderr)
         else:
             errors = [p for p in self.problems if p.startswith("ERROR")] or self.problems[-5:] or [
-                f"the measuring build stopped with exit status {code}"]
+                f"the measuring build stopped with exit status {code}" if code > 0
+                else f"the measuring build was killed (signal {-code})"]
             self._write(failed="\n".join(errors[:5]))
             print("make serve: measuring this machine failed; the pages keep the recorded values and say why. "
                   "`make build` shows the whole error:\n  " + "\n  ".join(errors[:5]), file=sys.stderr)
@@ -247,6 +249,7 @@ class Measuring:
 
     def stop(self) -> None:
         """End the measuring build (make serve stops): its timing workers end with it."""
+        self.stopping = True
         if self.process.poll() is None:
             self.process.terminate()
             try:
