@@ -665,7 +665,8 @@ def test_the_in_short_names_where_the_numbers_were_measured_and_tables_measured_
 ])
 def test_a_measured_value_prints_its_interval_and_the_bound_it_was_checked_against(values, percent, text):
     assert render.measured(values, percent=percent) == text
-    assert render.measured({"share": values.pop("ratio"), **values}, "share", percent=percent) == text
+    as_share = {("share" if key == "ratio" else key): value for key, value in values.items()}
+    assert render.measured(as_share, "share", percent=percent) == text
 
 
 def test_a_measured_value_in_chinese_and_what_it_refuses():
