@@ -9,7 +9,6 @@ import json
 import math
 import statistics
 import time
-import timeit
 from typing import Any, Callable
 
 import psutil
@@ -500,10 +499,28 @@ def time_reference(work: Callable[[], Any], number: int | None = None, blocks: i
     garbage collector held off (the reference probes the machine's speed, not the collector), and the block size,
     to reuse. On first use the block is sized to about 2 ms from three calls after a warm-up one. The fastest block
     is robust to one interruption and still moves when the whole machine slows down."""
-    clock = timeit.Timer(work, timer=timer or time.perf_counter)  # timeit holds the collector off while it times
-    if number is None:  # a warm-up call, then three that size the block
-        number = max(1, int(0.002 / max(statistics.median(clock.repeat(4, 1)[1:]), 1e-9)))
-    return significant(min(clock.repeat(blocks, number)) / number), number
+    timer = timer or time.perf_counter
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if number is None:
+            work()
+            calls = []
+            for _ in range(3):
+                start = timer()
+                work()
+                calls.append(timer() - start)
+            number = max(1, int(0.002 / max(statistics.median(calls), 1e-9)))
+        times = []
+        for _ in range(blocks):
+            start = timer()
+            for _ in range(number):
+                work()
+            times.append((timer() - start) / number)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return significant(min(times)), number
 
 
 def drifted(references: list[tuple[float, float]], limit: float = DRIFT_LIMIT) -> list[bool]:
