@@ -101,7 +101,7 @@ def test_the_notebook_pages_are_cached_apart_per_language(fresh_hook, tmp_path, 
     for language in ("en", "zh"):
         config = _config(_i18n(language), docs_dir=str(docs))
         config.plugins["mkdocs-jupyter"] = jupyter
-        fresh_hook._configure_notebooks(config, jupyter)
+        fresh_hook._configure_notebooks(config, jupyter, language)
         folders[language] = Path(jupyter.config["cache_dir"])
     assert folders["zh"] == folders["en"] / "pages-zh"
     assert fresh_hook._session.executed_dir == folders["en"] / "executed", "one execution, shared by the languages"

@@ -978,7 +978,7 @@ class Pitfalls(BasePlugin):
         _lab("store").store_text(target, nbformat.writes(notebook))
         return target
 
-    def _configure_notebooks(self, config, jupyter) -> None:
+    def _configure_notebooks(self, config, jupyter, language: str) -> None:
         from mkdocs_jupyter import plugin as jupyter_plugin
 
         cache, environment, machines = _lab("cache"), _lab("environment"), _lab("machines")
@@ -988,7 +988,6 @@ class Pitfalls(BasePlugin):
         folder = _lab("store").cache_dir().parent / "notebooks" / digest[:16]
         # One rendering cache per language: mkdocs-jupyter evicts, after each build, what that build did not use, and
         # mkdocs-static-i18n builds each language on its own.
-        language, *_ = _build_language(config)
         pages = folder if language == _lab("i18n").DEFAULT else folder / f"pages-{language}"
         jupyter.config["cache_dir"] = str(pages)
         self.executed_dir = folder / "executed"
@@ -1012,7 +1011,7 @@ class Pitfalls(BasePlugin):
                     jupyter_plugin._get_cache_path(str(pages), key).unlink(missing_ok=True)
 
     def on_config(self, config):
-        _, first, _ = _build_language(config)
+        language, first, _ = _build_language(config)
         if self.builds and first:  # a rebuild (mkdocs serve): the code as it is now; not between languages
             found, checked = _lab("code").memo(), _lab("store").memo()
             purge_snippets()
@@ -1021,7 +1020,6 @@ class Pitfalls(BasePlugin):
         self.builds += 1
         if first:
             self.contradicted.clear()
-        language, *_ = _build_language(config)
         context = _lab("context")
         # recorded machines' tables are drawn with the page's Markdown extensions
         markdown = ((list(config.markdown_extensions), dict(config.mdx_configs))
@@ -1031,7 +1029,7 @@ class Pitfalls(BasePlugin):
             self.executed_now.clear()
         jupyter = config.plugins.get("mkdocs-jupyter")
         if jupyter is not None:
-            self._configure_notebooks(config, jupyter)
+            self._configure_notebooks(config, jupyter, language)
         if first and getattr(config, "docs_dir", None):  # the experiments of the topics its pages present, the timing
             try:  # experiments' processes taking turns, then the others and the notebooks, before any page runs
                 _lab("cache").prefetch(topic_experiments(config.docs_dir), beside=self._notebook_jobs(config, jupyter))
