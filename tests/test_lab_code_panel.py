@@ -380,3 +380,31 @@ def test_checks_are_shown_by_name_with_their_source(fakepage, private_cache, mon
             "</summary>" in panel)
     assert textwrap.dedent(inspect.getsource(inspect.unwrap(n_is_two))).splitlines()[0] in \
         __import__("html").unescape(__import__("re").sub(r"<[^>]+>", "", panel))
+
+
+KEYED = ("<p>This code and the code it uses, listed below, are what this result is keyed by: changing any of it "
+         "measures the result again at the next build; changing a comment, a docstring or any other code does not.</p>")
+
+
+def test_a_panel_says_what_keys_the_result_after_its_code_and_shows_a_drawings_own_helpers(fakepage, private_cache,
+                                                                                           monkeypatch):
+    from snippets.lab import machines
+
+    monkeypatch.setattr(machines, "compare", lambda result, drawers: f"<p>ELSEWHERE {len(drawers)}</p>")
+    panel = provenance.code_panel(_result(fakepage), drawn_by=fakepage.helper)
+    [body] = provenance.defer(panel, "")[1].values()
+    first_source = body.index("</table></div>\n") if "</table></div>\n" in body else body.index("</code></pre></div>")
+    assert body.index(KEYED) > first_source and body.index(KEYED) < body.index("<summary>What it calls: ")
+    assert body.count(KEYED) == 1
+    drawing = body[body.index("<summary>Drawing code: <code>fakepage.measure.helper</code></summary>"):]
+    text = __import__("html").unescape(re.sub(r"<[^>]+>", "", drawing))
+    assert "def helper(x):" in text and "def deep(x):" in text, "the page's own helpers the drawing reaches"
+    assert "\n<p>ELSEWHERE 1</p>\n<p>To measure it again on your machine:" in body
+    monkeypatch.setattr(machines, "compare", lambda result, drawers: "")
+    assert "ELSEWHERE" not in provenance.code_panel(_result(fakepage))
+
+
+def test_a_panel_of_nothing_is_refused_with_what_it_needs():
+    with pytest.raises(TypeError) as refused:
+        provenance.code_panel()
+    assert str(refused.value) == "code_panel() needs at least one Result returned by run()"

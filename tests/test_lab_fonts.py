@@ -115,3 +115,59 @@ def test_a_font_list_made_anew_becomes_matplotlibs_in_this_process_and_in_its_ca
     monkeypatch.setattr(matplotlib, "get_cachedir", lambda: str(tmp_path / "read-only" / "missing"))
     fonts._adopt(made)  # a cache folder it cannot write: this process has the list all the same
     assert font_manager.fontManager is made
+
+
+class _Collections:
+    """A font list as matplotlib before 3.11 makes it: each entry a ``FontEntry``, a collection listed by its first
+    face's family only; found by exact family, with a cache of what it found."""
+
+    def __init__(self, *entries):
+        self.ttflist = list(entries)
+        self.cleared = 0
+        self._findfont_cached = SimpleNamespace(cache_clear=self._clear)
+
+    def _clear(self):
+        self.cleared += 1
+
+    def findfont(self, family, fallback_to_default=True):
+        for entry in self.ttflist:
+            if entry.name == family:
+                return entry.fname
+        raise ValueError(f"no {family}")
+
+
+def _entry(name, fname, **fields):
+    return font_manager.FontEntry(fname=fname, name=name, **fields)
+
+
+def test_a_collections_other_face_is_listed_under_the_family_asked_for():
+    regular = _entry("Noto Sans CJK JP", "/f/NotoSansCJK-Regular.ttc")
+    bold = _entry("Noto Sans CJK JP", "/f/NotoSansCJK-Bold.TTC", weight=700)
+    serif = _entry("Noto Serif CJK JP", "/f/NotoSerifCJK-Regular.otc")  # another family's collection
+    single = _entry("Noto Sans CJK KR", "/f/NotoSansCJKkr-Regular.otf")  # one face, not a collection
+    arabic = _entry("Noto Sans Arabic", "/f/NotoSansArabic.ttc")
+    listed = _Collections(regular, bold, serif, single, arabic)
+    assert fonts._alias_collection_face(listed, "Noto Sans CJK SC")
+    assert listed.ttflist[5:] == [_entry("Noto Sans CJK SC", "/f/NotoSansCJK-Regular.ttc"),
+                                  _entry("Noto Sans CJK SC", "/f/NotoSansCJK-Bold.TTC", weight=700)]
+    assert listed.cleared == 1 and listed.findfont("Noto Sans CJK SC") == "/f/NotoSansCJK-Regular.ttc"
+    otc = _Collections(_entry("Noto Sans CJK TC", "/f/NotoSansCJK.otc"))
+    assert fonts._alias_collection_face(otc, "Noto Sans CJK SC") and otc.ttflist[-1].name == "Noto Sans CJK SC"
+
+
+@pytest.mark.parametrize(("listed", "family"), [
+    (_Collections(), "Noto Sans CJK SC"),
+    (_Collections(_entry("Noto Sans CJK JP", "/f/NotoSansCJK-Regular.otf")), "Noto Sans CJK SC"),
+    (_Collections(_entry("Source Han Sans JP", "/f/SourceHanSans.ttc")), "Source Han Sans SC"),
+    (SimpleNamespace(findfont=_Collections().findfont), "Noto Sans CJK SC"),  # a font list without ttflist
+], ids=["empty", "no-collection", "another-family", "no-ttflist"])
+def test_only_a_noto_cjk_collection_is_aliased(listed, family):
+    before = list(getattr(listed, "ttflist", []))
+    assert not fonts._alias_collection_face(listed, family)
+    assert getattr(listed, "ttflist", []) == before
+
+
+def test_a_font_list_without_a_find_cache_is_aliased_all_the_same():
+    listed = _Collections(_entry("Noto Sans CJK JP", "/f/NotoSansCJK-Regular.ttc"))
+    del listed._findfont_cached
+    assert fonts._alias_collection_face(listed, "Noto Sans CJK SC")

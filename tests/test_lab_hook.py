@@ -1434,3 +1434,70 @@ def test_a_named_pages_error_says_the_line_as_the_file_has_it(markdown, original
     with context.using() as build:
         assert hook.render_names(markdown, "a.md", {}, original) == ""
     assert build.failures == {"a.md": [failure]}
+
+
+def _note_state(tmp_path, monkeypatch, state) -> None:
+    """make serve's first builds (PITFALLS_DEFER) with ``state`` as what the measuring build wrote (None: nothing)."""
+    progress = tmp_path / "measuring.json"
+    if state is not None:
+        progress.write_text(state if isinstance(state, str) else json.dumps(state), encoding="utf-8")
+    monkeypatch.setenv("PITFALLS_DEFER", "1")
+    monkeypatch.setattr(store, "progress_path", lambda: progress)
+    monkeypatch.setattr(store, "primary_label", lambda: "epyc<2>")
+
+
+_WAITING = ("Numbers marked as recorded on epyc&lt;2&gt; are that machine's, until this machine has measured them: "
+            "make serve is measuring now, and the page reloads as results arrive.")
+
+
+@pytest.mark.parametrize(("state", "body"), [
+    (None, _WAITING),  # the measuring build has written nothing yet
+    ("{not json", _WAITING),
+    ({"done": 3, "total": 7, "left_s": 170}, _WAITING + " 3 of 7 experiments measured so far, about 3 min left."),
+    ({"done": 0, "total": 7, "left_s": 20.5}, _WAITING + " 0 of 7 experiments measured so far, about 1 min left."),
+    ({"done": 3, "total": 7, "left_s": 6000}, _WAITING + " 3 of 7 experiments measured so far, about 100 min left."),
+    ({"done": "3", "total": 7, "left_s": 170}, _WAITING),  # a progress it cannot read is left out, not guessed
+    ({"done": 3, "total": None, "left_s": 170}, _WAITING),
+    ({"done": 3, "total": 7, "left_s": "soon"}, _WAITING),
+    ({"failed": ["not", "a", "message"]}, _WAITING),
+])
+def test_make_serves_measuring_note_says_how_far_the_measuring_build_has_got(tmp_path, monkeypatch, state, body):
+    _note_state(tmp_path, monkeypatch, state)
+    page = "<h1>T</h1>\n<p>x</p><h1>again</h1>"
+    assert hook.with_measuring_note(page, {"loader.x": 3.0}) == (
+        '<h1>T</h1>\n<div class="admonition info pitfalls-measuring" role="status"><p class="admonition-title">'
+        f"Recorded elsewhere, for now</p><p>{body}</p></div>\n\n<p>x</p><h1>again</h1>")
+
+
+def test_make_serves_measuring_note_says_what_failed_escaped(tmp_path, monkeypatch):
+    _note_state(tmp_path, monkeypatch, {"failed": "out of <memory>", "done": 3, "total": 7, "left_s": 170})
+    assert hook.with_measuring_note("<p>no title</p>", {"loader.x": 3.0}) == (
+        '<div class="admonition failure pitfalls-measuring" role="status"><p class="admonition-title">Measuring this '
+        "machine failed</p><p>These numbers stay those recorded on epyc&lt;2&gt;. What failed: out of &lt;memory&gt;"
+        "</p></div>\n<p>no title</p>")
+
+
+def test_make_serves_measuring_note_is_in_the_pages_language(tmp_path, monkeypatch):
+    _note_state(tmp_path, monkeypatch, {"done": 3, "total": 7, "left_s": 170})
+    context.current().language = "zh"
+    note = hook.with_measuring_note("<h1>T</h1>", {"loader.x": 3.0})
+    assert '<p class="admonition-title">暂用其他机器的记录</p>' in note
+    assert "目前已测完 3 个实验（共 7 个），大约还需 3 分钟。" in note and "epyc&lt;2&gt;" in note
+    _note_state(tmp_path, monkeypatch, {"failed": "boom"})
+    assert "本机测量失败" in hook.with_measuring_note("<h1>T</h1>", {"loader.x": 3.0})
+
+
+def test_only_a_deferred_page_with_recorded_results_has_a_measuring_note(tmp_path, monkeypatch):
+    _note_state(tmp_path, monkeypatch, {"done": 3, "total": 7, "left_s": 170})
+    assert hook.with_measuring_note("<h1>T</h1>", {}) == "<h1>T</h1>"
+    assert hook.with_measuring_note("<h1>T</h1>", None) == "<h1>T</h1>"
+    monkeypatch.setenv("PITFALLS_DEFER", "0")  # a plain build: every result is this machine's
+    assert hook.with_measuring_note("<h1>T</h1>", {"loader.x": 3.0}) == "<h1>T</h1>"
+
+
+def test_a_measuring_note_without_a_named_recording_names_none(tmp_path, monkeypatch):
+    _note_state(tmp_path, monkeypatch, {"failed": "boom"})
+    monkeypatch.setattr(store, "primary_label", lambda: None)
+    note = hook.with_measuring_note("</h1>x", {"loader.x": 3.0})  # a title at the very start: the note follows it
+    assert note.startswith('</h1>\n<div class="admonition failure') and note.endswith("</div>\nx")
+    assert "These numbers stay those recorded on . What failed: boom" in note

@@ -62,8 +62,13 @@ def _as_machine(monkeypatch, fp):
     monkeypatch.setattr(environment, "fingerprint", lambda: dict(fp))
 
 
-def _record(monkeypatch, lab, label, fp, *, n=3, replace=False, refresh=False, tree=CLEAN, ran=None,
-            **options):
+def _record(monkeypatch, lab, label, fp, **options):
+    """The folder ``_recorded`` recorded into."""
+    return _recorded(monkeypatch, lab, label, fp, **options).target
+
+
+def _recorded(monkeypatch, lab, label, fp, *, n=3, replace=False, refresh=False, tree=CLEAN, ran=None,
+              **options):
     """``make record`` with the build replaced by running the two experiments (as the pages would); ``ran``
     collects what each build measured."""
     _as_machine(monkeypatch, fp)
@@ -85,7 +90,7 @@ def _record(monkeypatch, lab, label, fp, *, n=3, replace=False, refresh=False, t
     monkeypatch.setattr(machines, "tree_state", lambda: tree)
     done = machines.record(label, replace=replace, refresh=refresh, build=build, **options)
     _as_machine(monkeypatch, HERE)
-    return done.target
+    return done
 
 
 def test_a_recording_holds_a_manifest_and_one_diffable_file_per_result(lab, monkeypatch, tmp_path):
@@ -139,6 +144,7 @@ def test_a_failed_build_writes_nothing_and_keeps_the_old_recording(lab, monkeypa
     before = sorted(p.relative_to(machines.results_dir()) for p in machines.results_dir().rglob("*"))
 
     def broken(staging, env):
+        assert "REFRESH" not in env, "make record without REFRESH=1 measures only what is missing or stale"
         monkeypatch.setenv("PITFALLS_RECORD", env["PITFALLS_RECORD"])
         cache.run(lab.facts, n=9)  # half of the results are in
         raise machines.ArchiveError("the site did not build")
@@ -854,6 +860,29 @@ def _snapshot(folder):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def test_make_record_says_what_it_measured_and_what_it_carried_over(lab, monkeypatch, tmp_path):
+    # the staging folder is made with its parents, and no REFRESH of the caller's reaches the build unless asked
+    monkeypatch.setenv("PITFALLS_CACHE_DIR", str(tmp_path / "not" / "yet" / "results"))
+    monkeypatch.setenv("REFRESH", "1")
+    first = _recorded(monkeypatch, lab, "box", HERE)
+    assert first == machines.Recorded(tmp_path / "results" / "box", 2, 0, True)
+    assert machines.load(first.target).commit == CLEAN[0], "a clean tree is named by its commit alone"
+    assert _recorded(monkeypatch, lab, "box", HERE) == machines.Recorded(first.target, 0, 2, False)
+    # the pages now ask for n=4: both measured, and the n=3 results no page uses are not kept
+    assert _recorded(monkeypatch, lab, "box", HERE, n=4) == machines.Recorded(first.target, 2, 0, True)
+    assert _recorded(monkeypatch, lab, "box", HERE, n=4, refresh=True) == machines.Recorded(first.target, 2, 0, True)
+    # another machine's folder, replaced: nothing of it is carried over
+    assert _recorded(monkeypatch, lab, "box", THERE, replace=True) == machines.Recorded(first.target, 2, 0, True)
+
+
+@pytest.mark.parametrize(("count", "shown"), [
+    (5, "(f0.py, f1.py, f2.py, f3.py, f4.py)"), (6, "(f0.py, f1.py, f2.py, f3.py, f4.py and 1 more)")])
+def test_a_dirty_tree_names_five_changes_and_counts_the_rest(lab, monkeypatch, count, shown):
+    with pytest.raises(machines.ArchiveError) as refused:
+        _record(monkeypatch, lab, "box", HERE, tree=("0123456789abcdef", [f"f{i}.py" for i in range(count)]))
+    assert f"since commit 0123456789ab {shown}: a recording" in str(refused.value)
+
+
 def test_recording_twice_measures_nothing_the_second_time_and_leaves_the_files(lab, monkeypatch):
     ran = []
     target = _record(monkeypatch, lab, "box", HERE, ran=ran)
@@ -1178,3 +1207,31 @@ def test_a_recorded_notebook_is_the_source_here_with_the_recordings_outputs_ids_
     assert str(differs.value) == ("FROZEN=1: results/box/notebooks/question.ipynb: its code cells are not those of "
                                   "question.py (code cell 1 differs; 1 code cells here, 1 there); re-record with "
                                   "make record MACHINE=box")
+
+
+def test_of_a_machine_recorded_with_several_releases_one_is_shown_beside_this_one(lab, monkeypatch):
+    """The one ``results/primary`` names, else the one with this build's torch, else the newest; the others are
+    releases, and the Environment page says where each recording is shown."""
+    for label, torch in (("there-a", "2.13.0"), ("there-b", "2.6.0"), ("there-c", "2.14.1"), ("there-d", "2.9.0")):
+        _record(monkeypatch, lab, label, {**THERE, "torch": torch})
+    _record(monkeypatch, lab, "here", HERE)
+    _record(monkeypatch, lab, "here-old", {**HERE, "torch": "2.6.0"})
+    assert [rec.label for rec in machines.others()] == ["there-a"], "this build's torch"
+    (machines.results_dir() / "primary").write_text("there-b\n", encoding="utf-8")
+    assert [rec.label for rec in machines.others()] == ["there-b"], "the one results/primary names"
+    (machines.results_dir() / "primary").unlink()
+    _as_machine(monkeypatch, {**HERE, "torch": "2.5.0"})  # no release of THERE has this build's torch
+    assert [rec.label for rec in machines.others()] == ["there-c"], "the newest: 2.14.1, not 2.9.0 or 2.6.0"
+    _as_machine(monkeypatch, HERE)
+    (machines.results_dir() / "broken").mkdir()
+    (machines.results_dir() / "broken" / "manifest.json").write_text("{not json", encoding="utf-8")
+    store.forget()
+    roles = {line.split(" | ")[0].strip("|` "): line.rsplit(" | ", 1)[1].rstrip(" |")
+             for line in machines.overview().splitlines() if line.startswith("| `")}
+    assert roles == {"here": "this build's results", "there-a": "shown beside them",
+                     "here-old": "another torch release of this machine (Torch versions page)",
+                     "there-b": "another release of a machine shown beside them",
+                     "there-c": "another release of a machine shown beside them",
+                     "there-d": "another release of a machine shown beside them"}
+    assert re.search(r"\|\n\n\nLeft out: results/broken/ \(results/broken/manifest\.json: not valid JSON \([^\n]*\)\)\n$",
+                     machines.overview()), "a refused recording: named under the table, one line each"

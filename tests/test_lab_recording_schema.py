@@ -268,3 +268,27 @@ def test_a_recording_is_checked_once_while_its_files_stay_as_they_were_and_again
     _edit(_a_result(results), lambda entry: entry.update(experiment=SCRIPT))
     assert SCRIPT in _refusal(results) or "experiment" in _refusal(results)
     assert len(checks) >= 2, "an edited folder was not checked again"
+
+
+@pytest.mark.parametrize(("schema", "value", "why"), [
+    ({"type": "integer"}, "3", "expected an integer, found str"),
+    ({"type": ["object", "null"]}, [1], "expected a JSON object, found list"),  # the first type it names
+    ({"minimum": 0}, -2, "-2 is outside 0 … 1e+30"),
+    ({"maximum": 5}, 7.5, "7.5 is outside -1e+30 … 5"),
+    ({"minimum": 1, "maximum": 5}, 0, "0 is outside 1 … 5"),
+    ({"enum": ["cpu", "cuda"]}, "x" * 50, f"{'x' * 40!r} is not one of cpu, cuda"),
+    ({"const": 1}, 2, "'2' is not one of 1"),
+    ({"required": ["label", "commit", "format"]}, {"label": "a"}, "missing field(s) commit, format"),
+    ({"properties": {"a": {}}, "additionalProperties": False}, {"a": 1, "z": 2, "b": 3}, "unknown field(s) b, z"),
+    ({"properties": {}, "additionalProperties": False}, {f"k{i:03}": 0 for i in range(60)},
+     "unknown field(s) " + ", ".join(f"k{i:03}" for i in range(60))[:200]),
+    ({"maxProperties": 2}, {"a": 1, "b": 2, "c": 3}, "more than 2 entries"),
+    ({"maxItems": 1}, [1, 2], "more than 1 entries"),
+    ({"maxLength": 3}, "x" * 1500, "a string of 1,500 characters (at most 3)"),
+    ({"pattern": "^[a-z]+$"}, "A" * 90, f"{'A' * 80!r} is not in the expected format"),
+])
+def test_a_schema_error_is_said_in_the_projects_words(schema, value, why):
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    assert recording_schema._why(best_match(Draft202012Validator(schema).iter_errors(value))) == why
