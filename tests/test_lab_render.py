@@ -761,3 +761,23 @@ def test_a_ratio_at_the_edge_of_rounding_to_its_intervals_magnitude(interval, te
 ])
 def test_a_share_in_percent_stays_between_none_and_all(interval, text):
     assert render.percent_interval(interval) == text
+
+
+def test_no_text_of_a_figure_is_drawn_below_the_minimum_size_ticks_made_at_drawing_time_included():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        ax.plot([1, 10, 100], [3, 1, 2])
+        ax.tick_params(labelsize=4)
+        ax.set_xscale("log")
+        ax.set_title("small", fontsize=5)
+        render.legible(fig)
+        fig.canvas.draw()  # ticks beyond the first are made here, from the first one's properties
+        labels = [label for axis in (ax.xaxis, ax.yaxis) for tick in axis.get_major_ticks()
+                  for label in (tick.label1, tick.label2)]
+        assert len(labels) > 4 and {label.get_fontsize() for label in labels} == {render.MIN_FONT}
+        assert ax.title.get_fontsize() == render.MIN_FONT
+        assert ax.xaxis.get_major_formatter()(100, 0) == render.plain_number(100, 0), "log ticks in plain numbers"
+    finally:
+        plt.close(fig)

@@ -249,19 +249,6 @@ def tabs(named: list[tuple[str, str]]) -> str:
             f'{inputs}<div class="tabbed-labels">{labels}</div>\n<div class="tabbed-content">\n{blocks}\n</div></div>')
 
 
-def _draws_from_result_alone(renderer: Callable) -> bool:
-    """Whether ``renderer`` can be called with a result and nothing else."""
-    import inspect
-
-    try:
-        inspect.signature(renderer).bind(object())
-    except TypeError:
-        return False
-    except ValueError:  # a builtin without a signature: tried, and a failure is said
-        return True
-    return True
-
-
 def _draws(renderer: Callable, result: cache.Result) -> bool:
     """Whether ``renderer`` draws text from this build's ``result``: a panel may list drawing code the page ran on
     another result (``training_target`` beside the batch-size sweep), which no recording of this one can feed."""
@@ -275,12 +262,14 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
     """The same tables and figures drawn from each recorded machine's result, in tabs; stale or missing
     recordings named. Empty when no other machine is recorded, or for results that do not depend on time. Shown
     inside the result's code panel."""
-    # a panel's drawing code also lists derivations (they return numbers, not Markdown) and drawers that need more
-    # than the result (curves(result, order)): only a drawer that takes the result alone and draws text is redrawn
-    renderers = [r for r in renderers if _draws_from_result_alone(r)]
-    if result.exp is None or not result.timing or not renderers:
+    if result.exp is None or not result.timing:
         return ""
-    renderers = [r for r in renderers if _draws(r, result)]  # a drawer listed for a panel that draws another result
+    # a panel's drawing code also lists derivations (they return numbers, not Markdown), drawers that need more than
+    # the result (curves(result, order)) and drawers of another result: only one that draws text from this one is
+    # redrawn
+    renderers = [r for r in renderers if _draws(r, result)]
+    if not renderers:
+        return ""
     shown, missing = [], []
     for rec in others():
         recorded, why = cache.from_recording(rec, result.exp, result.params)
@@ -356,6 +345,14 @@ def rechecked(outcome, recorded: list[Recording]) -> list[tuple[str, Any]]:
     return out
 
 
+def freshness(rec: Recording) -> tuple[int, int]:
+    """How many of ``rec``'s experiments this build can use (recorded from today's code) and how many are stale."""
+    current = sum(1 for name, sources in rec.manifest["experiments"].items()
+                  if (exp := cache.find_experiment(name)) is not None
+                  and cache.source_digest(exp.func) in (sources if isinstance(sources, list) else [sources]))
+    return current, len(rec.manifest["experiments"]) - current
+
+
 def overview() -> str:
     """The Environment page's table of recorded machines: what each is, when and from which commit it was
     recorded, and how many of its results this build could use (the rest are stale: recorded with older code)."""
@@ -371,15 +368,7 @@ def overview() -> str:
     versions = {rec.label for rec in releases()}
     rows = []
     for rec in found:
-        current = stale = 0
-        for name, sources in rec.manifest["experiments"].items():
-            exp = cache.find_experiment(name)
-            digest = cache.source_digest(exp.func) if exp is not None else None
-            recorded = sources if isinstance(sources, list) else [sources]
-            if digest is not None and digest in recorded:
-                current += 1
-            else:
-                stale += 1
+        current, stale = freshness(rec)
         role = ("this build's results" if rec.label == lead or rec.fingerprint == fp else
                 "shown beside them" if rec.label in tabs else
                 "another torch release of this machine (Torch versions page)" if rec.label in versions else

@@ -153,11 +153,7 @@ def legible(fig: Figure) -> None:
                 axis.set_major_formatter(FuncFormatter(plain_number))
             if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
                 axis.set_minor_formatter(FuncFormatter(lambda value, position: ""))
-        for tick in (*ax.xaxis.get_major_ticks(), *ax.yaxis.get_major_ticks()):
-            for label in (tick.label1, tick.label2):
-                if label.get_fontsize() < MIN_FONT:
-                    label.set_fontsize(MIN_FONT)
-    for text in fig.findobj(Text):
+    for text in fig.findobj(Text):  # every text, tick labels among them (an axis' children are its ticks)
         if text.get_fontsize() < MIN_FONT:
             text.set_fontsize(MIN_FONT)
 

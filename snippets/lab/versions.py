@@ -132,14 +132,7 @@ def table() -> str:
     rows = [[f"`{this_release()}`", machines._plain(lead.get("python", "")),
              machines._plain(lead.get("start_method", "")), "this build", "", "", ""]]
     for rec in machines.releases():
-        current = stale = 0
-        for name, sources in rec.manifest["experiments"].items():
-            exp = cache.find_experiment(name)
-            recorded = sources if isinstance(sources, list) else [sources]
-            if exp is not None and cache.source_digest(exp.func) in recorded:
-                current += 1
-            else:
-                stale += 1
+        current, stale = machines.freshness(rec)
         fp = rec.fingerprint
         rows.append([f"`{machines._plain(machines.short_release(fp.get('torch', '')))}`",
                      machines._plain(fp.get("python", "")), machines._plain(fp.get("start_method", "")),
