@@ -1326,7 +1326,14 @@ def test_a_topic_named_on_a_page_gives_its_modules_and_nothing_private(fresh_hoo
     ("<pre>中 文 (有)</pre><code>中 文</code>", "<pre>中 文 (有)</pre><code>中 文</code>"),  # code is not touched
     ("<script>a = '中 文'</script><style>b</style><textarea>中 文</textarea>",
      "<script>a = '中 文'</script><style>b</style><textarea>中 文</textarea>"),
-    ("<p>中 文</p><code class=\"x\">中 文</code><p>中 文</p>", "<p>中文</p><code class=\"x\">中 文</code><p>中文</p>"),
+    ("<p>中 文</p><code class=\"x\">中 文</code><p>中 文</p>", "<p>中文</p><code class=\"x\">中 文</code><p>中文</p>"),    ("<p>甲 <b> 乙</b></p>", "<p>甲<b>乙</b></p>"),  # spaces on both sides of a tag, each text's own
+    ("<p><b>中</b>\t文</p>", "<p><b>中</b>文</p>"),
+    ("<p>中\t<b>文</b></p>", "<p>中<b>文</b></p>"),
+    ("<p>中 \n<b>文</b></p>", "<p>中 \n<b>文</b></p>"),  # a line break is Markdown's, not a space to close
+    ("<p><b>中</b> \n文</p>", "<p><b>中</b>\n文</p>"),
+    ("<p><b>好。</b>\n<b>在</b></p>", "<p><b>好。</b>\n<b>在</b></p>"),
+    ("<p><b>甲</b>X<b>乙</b></p>", "<p><b>甲</b>X<b>乙</b></p>"),  # a Latin letter between tags is text
+    ("<p><b>。</b> </p>", "<p><b>。</b> </p>"),  # a space with nothing after it
 ])
 def test_chinese_text_is_spaced_as_chinese_with_code_and_latin_left_as_they_are(html, spaced):
     assert hook.close_cjk_spacing(html) == spaced

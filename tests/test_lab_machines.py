@@ -1235,3 +1235,15 @@ def test_of_a_machine_recorded_with_several_releases_one_is_shown_beside_this_on
                      "there-d": "another release of a machine shown beside them"}
     assert re.search(r"\|\n\n\nLeft out: results/broken/ \(results/broken/manifest\.json: not valid JSON \([^\n]*\)\)\n$",
                      machines.overview()), "a refused recording: named under the table, one line each"
+
+
+def test_an_experiment_recorded_from_several_versions_of_its_code_is_current_if_one_is_todays(lab, monkeypatch):
+    target = _record(monkeypatch, lab, "box", HERE)
+    manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    today = manifest["experiments"]["machpage.speed"]
+    manifest["experiments"]["machpage.speed"] = ["0" * 64, today]
+    manifest["experiments"]["machpage.facts"] = ["0" * 64, "1" * 64]
+    (target / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    store.forget()
+    [rec] = machines.recordings()
+    assert machines.freshness(rec) == (1, 1)

@@ -392,3 +392,29 @@ def test_a_worker_answers_with_the_value_in_one_thread_refuses_other_code_and_na
     assert replicas.answer({**request, "module": "replicatestpkg.gone"}) == {
         "error": "ModuleNotFoundError: No module named 'replicatestpkg.gone'"}
     assert threads == ["in", "out"] * 3
+
+
+def test_a_worker_replies_one_line_per_request_on_the_real_stdout_and_logs_on_stderr(tmp_path, monkeypatch):
+    """The worker's loop (``replicas.serve``), in this process: its requests from stdin, a reply per line on the
+    stdout it started with; from then on, what an experiment prints or logs goes to stderr (the build's log)."""
+    import io
+    import json
+    import logging
+
+    requests = [{"module": "replicas_no_such_module", "function": "f", "digest": "0" * 64, "params": {}},
+                {"module": "json", "function": "nope", "digest": "0" * 64, "params": {}}]
+    started_with = (tmp_path / "stdout").open("w", encoding="utf-8")
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(json.dumps(r) + "\n" for r in requests)))
+    monkeypatch.setattr(sys, "stdout", started_with)
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(logging.root, "handlers", [])
+    monkeypatch.setattr(logging.root, "level", logging.WARNING)
+    replicas.serve()
+    assert sys.stdout is err, "what an experiment prints goes to the build's log"
+    [handler] = logging.root.handlers
+    assert handler.stream is err and logging.root.level == logging.INFO and handler.formatter._fmt == "%(message)s"
+    started_with.close()
+    replies = (tmp_path / "stdout").read_text(encoding="utf-8")
+    assert replies == (json.dumps({"error": "ModuleNotFoundError: No module named 'replicas_no_such_module'"}) + "\n"
+                       + json.dumps({"error": "AttributeError: module 'json' has no attribute 'nope'"}) + "\n")

@@ -348,25 +348,58 @@ def scripted_measure(monkeypatch):
     clock = Clock()
 
     def fake_reference(work, number=None, timer=None):
+        references.append((work(), number, timer))
         return (script["ref"].pop(0) if script.get("ref") else 1.0), 5
 
     def fake_measure(fn, *, repeats, min_run_time, block_time, device, number=None, kind="cpu"):
         name = fn()
         calls.append((name, repeats, min_run_time, block_time, device))
         numbers.append((name, number))
+        kinds.append(kind)
         median = script[name].pop(0)
         clock.now += 1.0
-        return {"median": median, "mean": median * 1.5, "iqr": median / 10, "min": median * 0.9,
-                "max": median * 1.1, "blocks": 3, "runs": 30, "number": 10 if name == "a" else 7}
+        timed = {"median": median, "mean": median * 1.5, "iqr": median / 10, "min": median * 0.9,
+                 "max": median * 1.1, "blocks": 3, "runs": 30, "number": 10 if name == "a" else 7}
+        return {key: value for key, value in timed.items() if not (key == "mean" and name.startswith("no_mean"))}
 
     numbers: list = []
+    references: list = []
+    kinds: list = []
+    snapshots: list = []
+
+    def thread_time():  # the calling thread's CPU time, as the clock of CPU work (``timing.clock``)
+        return clock.now
 
     monkeypatch.setattr(timing, "measure", fake_measure)
     monkeypatch.setattr(timing, "time_reference", fake_reference)
-    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter, thread_time=clock.perf_counter,
+    monkeypatch.setattr(timing, "reference_workload", lambda: lambda: "the reference workload")
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=clock.perf_counter, thread_time=thread_time,
                                                       get_clock_info=time.get_clock_info))
-    monkeypatch.setattr(timing, "cpu_snapshot", lambda timer=None: None)  # contention unknown (tested with its own fakes)
-    return SimpleNamespace(script=script, calls=calls, numbers=numbers)
+    # contention unknown (tested with its own fakes); the clock it was asked for, recorded
+    monkeypatch.setattr(timing, "cpu_snapshot", lambda timer=None: snapshots.append(timer))
+    return SimpleNamespace(script=script, calls=calls, numbers=numbers, references=references, kinds=kinds,
+                           snapshots=snapshots, thread_time=thread_time, wall=clock.perf_counter)
+
+
+@pytest.mark.parametrize(("device", "kind", "clock"), [
+    (None, "cpu", "thread_time"), (SimpleNamespace(type="cuda"), "cpu", "wall"), (None, "wall", "wall")])
+def test_interleaved_times_its_reference_and_the_machine_on_the_clock_of_its_work(scripted_measure, device, kind,
+                                                                                  clock):
+    """The reference workload is timed at both ends of each round, reusing the block size its first timing chose,
+    on the clock the functions are timed on; the machine's accounting is read on that clock too."""
+    if not time.get_clock_info("thread_time").resolution <= 1e-6 and clock == "thread_time":
+        pytest.skip("this machine's thread clock is coarse: timing.clock takes the wall clock for CPU work")
+    scripted_measure.script.update(a=[1.0, 2.0], no_mean=[4.0, 6.0])
+    result = timing.interleaved({"a": lambda: "a", "no_mean": lambda: "no_mean"}, rounds=2, min_run_time=0.1,
+                                device=device, kind=kind)
+    timer = scripted_measure.thread_time if clock == "thread_time" else scripted_measure.wall
+    assert scripted_measure.references == [("the reference workload", None, timer)] + [
+        ("the reference workload", 5, timer)] * 3
+    assert scripted_measure.kinds == [kind] * 4
+    # the run's start, each round's start and end, and (no round could be judged alone) the run's end
+    assert scripted_measure.snapshots == [timer] * 6
+    assert result["no_mean"]["mean"] == 5.0, "a timing without a mean: the mean of its rounds' medians"
+    assert result["a"]["mean"] == 2.25
 
 
 def test_interleaved_alternates_and_summarises_the_rounds(scripted_measure):

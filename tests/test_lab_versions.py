@@ -372,3 +372,11 @@ def test_two_releases_of_one_torch_are_named_and_ordered_by_their_python(lab, mo
     assert versions.this_release() == "2.13.0"
     _record(monkeypatch, lab, "here-again", {**HERE, "torch": "2.3.1"})
     assert versions.names()["here-again"] == "2.3.1 · Python ?", "two of one torch, one without its Python"
+
+
+def test_a_release_recorded_without_its_python_or_start_method_shows_those_cells_empty(lab, monkeypatch):
+    monkeypatch.setattr(machines, "_lead_fingerprint", lambda: dict(HERE))  # neither field here either
+    _record(monkeypatch, lab, "here-torch2.6.0", {**HERE, "torch": "2.6.0"})
+    rows = versions.table().splitlines()[2:]
+    assert rows[0].startswith("| `2.6.0` |  |  | `here-torch2.6.0` |") and rows[0].endswith("| 2 current, 0 stale |")
+    assert rows[1] == "| `2.13.0` |  |  | this build |  |  |  |"

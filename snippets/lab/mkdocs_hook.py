@@ -359,26 +359,23 @@ def close_cjk_spacing(html: str) -> str:
         pieces = _TAG.split(part)  # text, tag, text, tag, …
         visible = [(i, piece) for i, piece in enumerate(pieces) if i % 2 == 0]
         for k, (i, text) in enumerate(visible):
-            def neighbour(direction: int) -> str:
-                others = visible[k + 1:] if direction > 0 else reversed(visible[:k])
-                for _, other in others:
+            def neighbour(after: bool) -> str:
+                """The visible character next to this text: the first after it, or the last before it."""
+                for _, other in (visible[k + 1:] if after else reversed(visible[:k])):
                     if other.strip():
-                        return other.lstrip()[:1] if direction > 0 else other.rstrip()[-1:]
+                        return other.lstrip()[0] if after else other.rstrip()[-1]
                 return ""
             if text and not text.strip(" \t"):  # a space alone between two tags: "。</span> <span>在"
-                before, after = neighbour(-1), neighbour(1)
+                before, after = neighbour(False), neighbour(True)
                 if before and after and (before in _CJK_STOP or (re.match(f"[{_CJK_CHAR}]", before)
                                                              and re.match(f"[{_CJK_CHAR}“（]", after))):
                     pieces[i] = ""
                 continue
-            if text[:1] in (" ", "\t") and text.strip():
-                before = neighbour(-1)
-                if before and re.match(f"[{_CJK_CHAR}{_CJK_STOP}]", before) and re.match(f"[{_CJK_CHAR}“（]", text.lstrip()):
-                    text = text.lstrip(" \t")
-            if text[-1:] in (" ", "\t") and text.strip():
-                after = neighbour(1)
-                if after and re.match(f"[{_CJK_CHAR}“（]", after) and re.search(f"[{_CJK_CHAR}{_CJK_STOP}][ \t]+$", text):
-                    text = text.rstrip(" \t")
+            if text[:1] in (" ", "\t") and re.match(f"[{_CJK_CHAR}{_CJK_STOP}]", neighbour(False)) \
+                    and re.match(f"[{_CJK_CHAR}“（]", text.lstrip()):
+                text = text.lstrip(" \t")
+            if re.search(f"[{_CJK_CHAR}{_CJK_STOP}][ \t]+$", text) and re.match(f"[{_CJK_CHAR}“（]", neighbour(True)):
+                text = text.rstrip(" \t")
             text = _CJK_IN_PARENS.sub(r"（\1）", text)
             text = _NUMBER_INTERVAL.sub(r"（\1）", text)
             text = re.sub(f"(?<=[{_CJK_STOP}])[ \t]+(?=\\S)", "", text)

@@ -129,20 +129,19 @@ def table() -> str:
     """The releases of this machine: torch, Python, start method, label, date, commit and how many of each
     recording's results this build could use."""
     lead = machines._lead_fingerprint()
-    rows = [[f"`{this_release()}`", machines._plain(lead.get("python", "")),
-             machines._plain(lead.get("start_method", "")), "this build", "", "", ""]]
+    rows = [(this_release(), [machines._plain(lead.get("python", "")), machines._plain(lead.get("start_method", "")),
+                              "this build", "", "", ""])]
     for rec in machines.releases():
         current, stale = machines.freshness(rec)
         fp = rec.fingerprint
-        rows.append([f"`{machines._plain(machines.short_release(fp.get('torch', '')))}`",
-                     machines._plain(fp.get("python", "")), machines._plain(fp.get("start_method", "")),
-                     f"`{rec.label}`", machines._plain(rec.manifest["recorded_at"][:10]), f"`{rec.commit[:12]}`",
-                     f"{current} current, {stale} stale"])
-    rows.sort(key=lambda row: machines.release(row[0].strip("`")))
+        rows.append((machines.short_release(fp["torch"]), [
+            machines._plain(fp.get("python", "")), machines._plain(fp.get("start_method", "")), f"`{rec.label}`",
+            machines._plain(rec.manifest["recorded_at"][:10]), f"`{rec.commit[:12]}`", f"{current} current, {stale} stale"]))
+    rows.sort(key=lambda row: machines.release(row[0]))
     from .render import table as markdown_table
 
     return markdown_table(["torch", "Python", "start method", "recording", "recorded", "commit", "experiments"],
-                          rows, align="lllllll")
+                          [[f"`{machines._plain(torch)}`", *cells] for torch, cells in rows], align="lllllll")
 
 
 def _rows(said: list[dict]) -> list[dict]:
