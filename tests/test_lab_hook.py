@@ -1436,11 +1436,23 @@ def test_the_project_is_named_by_its_repository_or_its_sites_address_never_a_loc
      "line 5 ({{ 1 + }}): TemplateSyntaxError: unexpected 'end of print statement'"),  # a syntax error, by Jinja's own line
     ("a\n\n{{ [1][3] }}\n", None, "line 3 ({{ [1][3] }}): UndefinedError: list object has no element 3"),
     ("{{ nope }}", "changed since", "its template: UndefinedError: 'nope' is undefined"),  # not found in the file
+    ("{{ nope }}", "\n{{ nope }}", "line 2 ({{ nope }}): UndefinedError: 'nope' is undefined"),  # a blank first line
 ])
 def test_a_named_pages_error_says_the_line_as_the_file_has_it(markdown, original, failure):
     with context.using() as build:
         assert hook.render_names(markdown, "a.md", {}, original) == ""
     assert build.failures == {"a.md": [failure]}
+
+
+def test_an_error_before_the_page_renders_is_its_templates(monkeypatch):
+    """What fails before Jinja reads a line (a topic module that fails to import) is named without a line."""
+    def broken(meta):
+        raise RuntimeError("the topic's module failed")
+
+    monkeypatch.setattr(hook, "page_names", broken)
+    with context.using() as build:
+        assert hook.render_names("a\n{{ 1 }}\n", "a.md", {}, "a\n{{ 1 }}\n") == ""
+    assert build.failures == {"a.md": ["its template: RuntimeError: the topic's module failed"]}
 
 
 def _note_state(tmp_path, monkeypatch, state) -> None:

@@ -163,7 +163,7 @@ def test_the_search_index_is_split_by_language(tmp_path):
     from snippets.lab import search_index
 
     (tmp_path / "search").mkdir()
-    index = {"config": {"lang": ["en", "zh"]}, "docs": [{"location": "", "text": "a"},
+    index = {"config": {"lang": ["en", "zh"]}, "docs": [{"location": "", "text": "a — b"},
                                                         {"location": "zh/", "text": "甲"},
                                                         {"location": "zh/x/#b", "text": "乙"}]}
     (tmp_path / "search" / "search_index.json").write_text(json.dumps(index), encoding="utf-8")
@@ -174,6 +174,7 @@ def test_the_search_index_is_split_by_language(tmp_path):
     assert [d["location"] for d in chinese["docs"]] == ["", "x/#b"]
     assert "甲" in (tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8"), \
         "Chinese as it is, not escaped: a third of the size"
+    assert "a — b" in (tmp_path / "search" / "search_index.json").read_text(encoding="utf-8")
     search_index.split(tmp_path, ["zh"])  # again, on an index of one language: nothing changes
     assert json.loads((tmp_path / "zh" / "search" / "search_index.json").read_text(encoding="utf-8")) == chinese
     (tmp_path / "search" / "search_index.json").write_text(json.dumps({"config": {}}), encoding="utf-8")

@@ -599,6 +599,18 @@ def test_a_shares_interval_stays_between_0_and_100_percent():
      "1% (0.2–4.96; checked: less than 5%)"),
     ({"ratio": 2.0, "low": 0.9, "high": 4.0, "relation": ">", "threshold": 1}, False,
      "2× (0.9–4; checked: more than 1×)"),  # not cleared: printed as it is (the claim is undecided)
+    ({"ratio": 7.8, "low": 3.4, "relation": ">", "threshold": 3}, False,
+     "7.80× (no interval: too few repeats; checked: more than 3×)"),  # one bound alone: no interval to print
+    ({"ratio": 10, "low": 4.2, "high": 18, "relation": ">", "threshold": 3}, False,
+     "10× (4–18; checked: more than 3×)"),  # clear at the interval's own precision: no more decimals
+    ({"ratio": 4.6, "low": 4.25, "high": 4.9, "relation": ">", "threshold": 3}, False,
+     "4.6× (4.2–4.9; checked: more than 3×)"),  # never fewer decimals than the interval has
+    ({"ratio": 7, "low": 3.0001, "high": 18, "relation": ">", "threshold": 3}, False,
+     "7× (3–18; checked: more than 3×)"),  # clear only at a fourth decimal: at most three more are printed
+    ({"ratio": 2, "low": 1.0, "high": 4.94, "relation": "<", "threshold": 5}, False,
+     "2× (1–4.94; checked: less than 5×)"),  # a high bound rounded up: 4.9 would hide that 4.94 is below 5
+    ({"share": 0.55, "low": 0.5004, "high": 0.6, "relation": ">", "threshold": 0.5}, True,
+     "55% (50.04–60; checked: more than 50%)"),
 ])
 def test_a_bound_the_interval_clears_is_never_printed_onto_it(values, percent, text):
     assert render.measured(values, "share" if percent else "ratio", percent=percent) == text

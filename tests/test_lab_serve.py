@@ -495,3 +495,39 @@ def test_the_measuring_build_counts_the_notebooks_and_keeps_a_language_asked_for
         "make serve: measuring this machine: 2 results shown as recorded elsewhere until then (about 70 s on the "
         "recorded machine); the pages reload as they arrive.\n")
     assert state == {"done": 2, "total": 2, "left_s": 0}
+
+
+def test_a_timing_pass_of_one_process_each_finishes_its_last_experiment_too(tmp_path, monkeypatch, capsys):
+    """The last timing process ends when the pass does (the INFO line after it), whoever it belongs to; a process of
+    an experiment nobody waits for (not shown as recorded) weighs nothing in the time left."""
+    from snippets.lab import store
+
+    clock = _Clock()
+    monkeypatch.setattr(serve, "time", clock)
+    states = []
+    monkeypatch.setattr(store, "store_text", lambda path, text: states.append(json.loads(text)))
+    log = _timed_log(clock, [
+        (0, "INFO    -  pitfalls: timing, process 1 of 1: loader.bandwidth\n"),
+        (10, "INFO    -  pitfalls: timing, process 1 of 1: loader.not_pending\n"),
+        (30, "INFO    -  pitfalls: timing, process 1 of 1: loader.question_timing\n"),
+        (40, "INFO    -  pitfalls: the timing pass is over\n"),
+    ])
+    build = FakeBuild([], 0)
+    build.stderr = log
+    measuring = serve.Measuring(build, {"loader.bandwidth": 40.0, "loader.question_timing": 40.0,
+                                        "seeding.creation_order": 20.0}, [], tmp_path / "site")
+    measuring._follow()
+    assert measuring.finished == {"loader.bandwidth", "loader.question_timing"}
+    # at 40 s, 80 of the 100 recorded seconds are done: 40 s × 20 / 80 left
+    assert states[:2] == [{"done": 1, "total": 3, "left_s": 10}, {"done": 2, "total": 3, "left_s": 10}]
+
+
+def test_a_failed_measuring_build_names_at_most_five_errors_in_the_terminal(tmp_path, monkeypatch, capsys):
+    from snippets.lab import store
+
+    monkeypatch.setattr(store, "store_text", lambda path, text: None)
+    errors = [f"ERROR   -  error {n}\n" for n in range(1, 8)]
+    serve.Measuring(FakeBuild(errors, 1), {"a.b": 1.0}, [], tmp_path / "site")._follow()
+    said = capsys.readouterr().err
+    assert said.endswith("`make build` shows the whole error:\n  " + "\n  ".join(
+        f"ERROR   -  error {n}" for n in range(1, 6)) + "\n")

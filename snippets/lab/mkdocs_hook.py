@@ -469,17 +469,18 @@ def render_names(markdown: str, source: str, meta: dict, original: str | None = 
     try:
         return _template(markdown).render(page_names(meta))
     except Exception as error:  # noqa: BLE001 - whatever a page's code raised, named with its line
-        line = getattr(error, "lineno", None) if isinstance(error, jinja2.TemplateSyntaxError) else None
+        line = error.lineno if isinstance(error, jinja2.TemplateSyntaxError) else None
         traceback = error.__traceback__
         while traceback is not None:
             if traceback.tb_frame.f_code.co_filename == "<template>":
                 line = traceback.tb_lineno
             traceback = traceback.tb_next
-        said = markdown.splitlines()[line - 1].strip() if line and line <= len(markdown.splitlines()) else ""
+        lines, where = markdown.splitlines(), "its template"
+        said = lines[line - 1].strip() if line and line <= len(lines) else ""
         # the line in the file: the front matter is above the Markdown, and a Chinese page's lines were joined
         text = original if original is not None else markdown
-        at = text.find(said) if said else -1
-        where = f"line {text.count(chr(10), 0, at) + 1} ({said})" if at >= 0 else "its template"
+        if said and said in text:
+            where = f"line {text[:text.find(said)].count(chr(10)) + 1} ({said})"
         fail(source, f"{where}: {type(error).__name__}: {error}")
         return ""
 
