@@ -1085,8 +1085,22 @@ def test_a_switching_rule_of_another_shape_stops_the_build_naming_what_to_update
     sheets = tmp_path / "assets" / "stylesheets"
     sheets.mkdir(parents=True)
     (sheets / "palette.0123abcd.min.css").write_text("[data-md-color-switching] *{transition:none}", encoding="utf-8")
-    with pytest.raises(PluginError, match="_SWITCHING_RULE"):
+    with pytest.raises(PluginError) as stopped:
         hook.switching_rule_keyed_to_the_toggle(tmp_path)
+    assert str(stopped.value) == ("palette.0123abcd.min.css: Material's palette-switching rule has another shape; "
+                                  "update _SWITCHING_RULE in snippets/lab/mkdocs_hook.py")
+
+
+def test_every_palette_sheet_is_rekeyed_and_counted(tmp_path):
+    sheets = tmp_path / "assets" / "stylesheets"
+    sheets.mkdir(parents=True)
+    rule = ("[data-md-color-switching] *,[data-md-color-switching] :after,[data-md-color-switching] :before"
+            "{transition-duration:0ms!important}")
+    for name in ("palette.aaaa.min.css", "palette.bbbb.min.css"):
+        (sheets / name).write_text(f"/* ✓ */{rule}", encoding="utf-8")
+    assert hook.switching_rule_keyed_to_the_toggle(tmp_path) == 2
+    assert (sheets / "palette.bbbb.min.css").read_bytes() == f"/* ✓ */{rule}".replace(
+        "data-md-color-switching", "data-pitfalls-switching").encode("utf-8")
 
 
 def test_code_blocks_carry_their_line_count_and_a_long_line_makes_them_focusable():

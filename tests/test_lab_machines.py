@@ -839,6 +839,10 @@ def test_the_tree_state_is_its_commit_and_every_change_but_recordings(monkeypatc
     one = machines.diff_digest(["blob.bin"])
     (tmp_path / "blob.bin").write_bytes(b"\0\1\4" * 100)
     assert machines.diff_digest(["blob.bin"]) != one != clean, "a binary file's change, by its content"
+    git("checkout", "-q", "--", ".")
+    restored = machines.diff_digest([])
+    git("rm", "-q", "code.py")
+    assert machines.diff_digest(["code.py"]) != restored, "a file deleted (and the deletion staged) is a change"
 
 
 def test_a_dirty_tree_is_recorded_only_when_told_and_then_named(lab, monkeypatch):

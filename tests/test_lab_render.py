@@ -793,3 +793,9 @@ def test_no_text_of_a_figure_is_drawn_below_the_minimum_size_ticks_made_at_drawi
         assert ax.xaxis.get_major_formatter()(100, 0) == render.plain_number(100, 0), "log ticks in plain numbers"
     finally:
         plt.close(fig)
+
+
+def test_a_tables_true_and_false_read_yes_and_no_outside_english(build):
+    assert render.table(["a", "b"], [[True, False]]).splitlines()[2:] == ["| True | False |"]
+    build.language = "zh"
+    assert render.table(["a", "b"], [[True, False], [1, "no"]]).splitlines()[2:] == ["| 是 | 否 |", "| 1 | 否 |"]

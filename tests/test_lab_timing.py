@@ -872,3 +872,13 @@ def test_two_processes_results_join_when_they_differ_in_numbers_only():
     assert not same(1, "1") and same(1, 2.5) and same("x", "x") and not same("x", "y")
     assert not same(row, {"label": "DataLoader", "other": 1}), "a timing beside what is not one"
     assert not same({"label": "x", "other": 1}, row)
+
+
+@pytest.mark.parametrize(("resolution", "device", "chosen"), [
+    (1e-9, None, "thread_time"), (1e-9, torch.device("cpu"), "thread_time"), (1e-6, None, "thread_time"),
+    (1.1e-6, None, "perf_counter"), (0.01, None, "perf_counter"), (1e-9, torch.device("cuda"), "perf_counter")])
+def test_cpu_work_is_timed_by_the_threads_clock_where_it_is_fine_grained(monkeypatch, resolution, device, chosen):
+    info = SimpleNamespace(resolution=resolution)
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=time.perf_counter, thread_time=time.thread_time,
+                                                      get_clock_info=lambda name: info))
+    assert timing.clock(device) is getattr(time, chosen)

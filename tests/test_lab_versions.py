@@ -358,6 +358,9 @@ def test_a_claims_verdict_changes_are_read_in_release_order_skipping_releases_th
         ("2.3.1", "fails", "2.13.0", "holds")]
     assert versions.changes({"here": verdict(True), "releases": [(rec(""), verdict(False))]}) == [
         ("", "fails", "2.13.0", "holds")], "a release without a number sorts first"
+    two = [(rec("2.6.0"), verdict(True)), (rec("2.6.0+cpu"), verdict(False))]  # one release, two Pythons
+    assert versions.changes({"here": verdict(True), "releases": two}) == [
+        ("2.6.0", "holds", "2.6.0", "fails"), ("2.6.0", "fails", "2.13.0", "holds")], "as the page lists them"
 
 
 def test_two_releases_of_one_torch_are_named_and_ordered_by_their_python(lab, monkeypatch):
@@ -380,3 +383,28 @@ def test_a_release_recorded_without_its_python_or_start_method_shows_those_cells
     rows = versions.table().splitlines()[2:]
     assert rows[0].startswith("| `2.6.0` |  |  | `here-torch2.6.0` |") and rows[0].endswith("| 2 current, 0 stale |")
     assert rows[1] == "| `2.13.0` |  |  | this build |  |  |  |"
+
+
+def test_the_matrix_counts_each_claim_that_changes_and_lists_every_change_of_one(lab, monkeypatch, build):
+    from snippets.lab import check
+
+    @check("ratio > 3")
+    def above_three(result):
+        return result["ratio"] > 3, {"ratio": result["ratio"]}
+
+    @check("ratio < 9")
+    def below_nine(result):
+        return result["ratio"] < 9, {"ratio": result["ratio"]}
+
+    for torch in ("2.3.1", "2.6.0", "2.9.1"):
+        _record(monkeypatch, lab, f"here-torch{torch}", _release(torch), n=5)
+    _fails("here-torch2.6.0")  # holds on 2.3.1, fails on 2.6.0, holds again from 2.9.1
+    build.page = "index.md"
+    say(above_three(cache.run(lab.speed, n=5)), "Above three: {ratio:.0f}")
+    say(below_nine(cache.run(lab.speed, n=5)), "Below nine: {ratio:.0f}")
+    html = versions.matrix(build.said)
+    assert html.startswith("<p>1 of 2 claims change between the recorded releases.")
+    assert "<td>fails from 2.6.0 (holds on 2.3.1); holds from 2.9.1 (fails on 2.6.0)</td></tr><tr " in html
+    assert html.count("<td>—</td>") == 1, "the claim that never changes"
+    context.current().language = "zh"
+    assert "；" in versions.matrix(build.said).split('<tr data-check="', 2)[1], "clauses, as Chinese joins them"

@@ -404,8 +404,8 @@ def tree_state() -> tuple[str, list[str]]:
         changed = [line[3:] for line in _git("status", "--porcelain", "--untracked-files=all", "--", ".",
                                              ":(exclude)results").splitlines() if line.strip()]
     except (OSError, subprocess.CalledProcessError) as error:
-        detail = getattr(error, "stderr", "") or str(error)
-        raise ArchiveError(f"cannot find the commit this tree is at ({detail.strip() or 'git failed'}): a recording "
+        detail = getattr(error, "stderr", "") or str(error)  # git's words, else the command's status
+        raise ArchiveError(f"cannot find the commit this tree is at ({detail.strip()}): a recording "
                            f"names the commit it was measured at, so it must be made in a git checkout") from None
     return head, changed
 
@@ -413,7 +413,8 @@ def tree_state() -> tuple[str, list[str]]:
 def diff_digest(changed: list[str]) -> str:
     """16 hex digits naming the working tree's changes from its commit: the diff of tracked files and the content
     of untracked ones."""
-    digest = hashlib.sha256(_git("diff", "HEAD", "--binary", "--", ".", ":(exclude)results").encode())
+    # every changed file's content is hashed below: the diff adds what they cannot show, the files deleted
+    digest = hashlib.sha256(_git("diff", "HEAD", "--", ".", ":(exclude)results").encode())
     for name in sorted(changed):
         path = store.PROJECT_ROOT / name
         if path.is_file():

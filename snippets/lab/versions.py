@@ -165,11 +165,9 @@ def _status(outcome: Any) -> str:
 def changes(row: dict) -> list[tuple[str, str, str, str]]:
     """Where a claim's verdict changes between recorded releases, in release order, releases that decided nothing
     skipped: [(release before, its status, first release with the new status, the new status)]."""
-    verdicts = [(machines.release(machines.short_release(rec.fingerprint.get("torch", ""))),
-                 machines.short_release(rec.fingerprint.get("torch", "")), _status(verdict))
-                for rec, verdict in row["releases"]]
-    verdicts.append((machines.release(this_release()), this_release(), _status(row["here"])))
-    return changes_of([(version, status) for _, version, status in sorted(verdicts, key=lambda v: v[0])
+    verdicts = [(machines.short_release(rec.fingerprint["torch"]), _status(verdict)) for rec, verdict in row["releases"]]
+    verdicts.append((this_release(), _status(row["here"])))
+    return changes_of([(version, status) for version, status in sorted(verdicts, key=lambda v: machines.release(v[0]))
                        if status in ("holds", "fails")])
 
 
