@@ -309,3 +309,12 @@ def test_the_build_context_is_the_callers_and_a_block_of_its_own_leaves_it_as_it
     thread.join()
     assert elsewhere[0] is not build and elsewhere[0].page is None and elsewhere[1].page == "elsewhere.md"
     assert context.current() is build
+
+
+def test_a_releases_verdict_is_one_mark_with_the_values_only_when_it_fails():
+    from snippets.lab.claims import Check, release_verdict
+
+    assert release_verdict(Check("t.c", "ratio > 3", True, {"ratio": 5})) == "✓"
+    assert release_verdict(Check("t.c", "ratio > 3", None, {"ratio": 3.1})) == "?"
+    assert release_verdict(Check("t.c", "ratio > 3", False, {"ratio": 2})) == "✗ ratio = 2"
+    assert release_verdict("not recorded on box") == "—"

@@ -1058,6 +1058,14 @@ def test_a_failure_outside_a_page_stops_at_once_and_other_warnings_read_as_one_l
         "exec block 'b' exited with unexpected code 3: gone"
     assert fresh_hook._summary("Execution of python code block 'b' exited with errors") == \
         "exec block 'b' exited with errors"
+    # the output's last line, wherever the output itself says "Output is:"; fences alone say nothing
+    assert fresh_hook._summary("Execution of python code block exited with errors\n\nOutput is:\n\n```\n"
+                               "print('Output is: x')\nOutput is: x\nValueError: bad\n```\n") == \
+        "exec block (without an id) exited with errors: ValueError: bad"
+    assert fresh_hook._summary("Execution of python code block 'c' exited with errors\n\nOutput is:\n\n```\n```\n") == \
+        "exec block 'c' exited with errors"
+    assert fresh_hook._summary("code block 'd' exited with errors\n\nOutput is:\n\n```\nKeyError: 'Output is:'\n```\n") == \
+        "exec block 'd' exited with errors: KeyError: 'Output is:'"
 
 
 

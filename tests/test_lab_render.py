@@ -799,3 +799,40 @@ def test_a_tables_true_and_false_read_yes_and_no_outside_english(build):
     assert render.table(["a", "b"], [[True, False]]).splitlines()[2:] == ["| True | False |"]
     build.language = "zh"
     assert render.table(["a", "b"], [[True, False], [1, "no"]]).splitlines()[2:] == ["| 是 | 否 |", "| 1 | 否 |"]
+
+
+def test_a_legend_below_holds_every_line_in_one_column_unless_told_and_one_beside_sits_right_of_the_data():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(layout="constrained")
+    try:
+        ax.plot([1, 2], label="first")
+        ax.plot([2, 1], label="second")
+        render.legend_below(fig, ax)
+        [below] = fig.legends
+        assert [text.get_text() for text in below.get_texts()] == ["first", "second"] and below._ncols == 1
+        assert below.legend_handles[1].get_color() == ax.lines[1].get_color(), "each label with its own line"
+        render.legend_below(fig, ax, ncol=2)
+        assert fig.legends[1]._ncols == 2
+        render.legend_beside(ax)
+        beside = ax.get_legend()
+        assert beside._loc == 6 and not beside.get_frame_on(), "center left, no frame"  # 6: matplotlib's center left
+        assert tuple(beside.get_bbox_to_anchor().transformed(ax.transAxes.inverted()).bounds[:2]) == \
+            pytest.approx((1.02, 0.5))
+    finally:
+        plt.close(fig)
+
+
+def test_a_machines_fingerprint_is_shown_as_it_is_in_every_language(build):
+    build.language = "zh"
+    assert render.fingerprint_table({"threads": 2, "device_name": "no", "cpu": "x|y"}) == (
+        "| 字段 | 值 |\n| :--- | :--- |\n| cpu | x\\|y |\n| device_name | no |\n| 线程数 | 2 |\n"), \
+        "a field's name is translated, a value is the machine's own words (no, not 否)"
+
+
+@pytest.mark.parametrize(("interval", "text"), [
+    ({"value": 25.2847, "low": 25.276, "high": 25.2905}, "25.28× (25.27–25.30)"),  # a narrow interval: no step
+    ({"value": 12.04, "low": 11.5, "high": 12.61}, "12.0× (11.5–12.7)"),  # the high bound rounded up, never down
+])
+def test_a_ratio_above_ten_with_a_narrow_interval_keeps_its_decimals_rounded_once(interval, text):
+    assert render.ratio_interval(interval) == text

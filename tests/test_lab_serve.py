@@ -312,6 +312,7 @@ def _measure(tmp_path, monkeypatch, lines, status, pending=None):
 def test_the_measuring_build_measures_what_was_shown_as_recorded_and_says_when_it_is_done(tmp_path, monkeypatch,
                                                                                           capsys):
     monkeypatch.setenv("PITFALLS_DEFER", "1")
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # make exports it: the measuring build's is its own
     lines = ["INFO    -  pitfalls: measuring 1 timing experiments, the processes taking turns\n",
              "INFO    -  pitfalls: timing, process 1 of 2: loader.bandwidth\n",
              "pitfalls: gather bandwidth: 2/3 (67%), 9 s elapsed\n",
@@ -353,11 +354,30 @@ def test_nothing_to_measure_starts_nothing(tmp_path, monkeypatch, capsys):
 
 
 def test_stopping_make_serve_ends_the_measuring_build(tmp_path, monkeypatch):
+    import subprocess
+
     build = FakeBuild([], None)
-    build.wait = lambda timeout=None: 0
+    waited = []
+    build.wait = lambda timeout=None: waited.append(timeout) or 0
+    (tmp_path / "site" / "x").mkdir(parents=True)
     measuring = serve.Measuring(build, {"loader.bandwidth": 1.0}, [], tmp_path / "site")
+    assert measuring.stopping is False
+    assert measuring.thread.daemon, "a measuring build never keeps make serve from exiting"
     measuring.stop()
-    assert build.terminated
+    assert build.terminated and waited == [10] and measuring.stopping is True, "terminated, given ten seconds"
+    assert not (tmp_path / "site").exists(), "its site is deleted"
+    stuck = FakeBuild([], None)
+    killed = []
+
+    def times_out(timeout=None):
+        raise subprocess.TimeoutExpired("mkdocs", timeout)
+
+    stuck.wait, stuck.kill = times_out, lambda: killed.append(True)
+    serve.Measuring(stuck, {"loader.bandwidth": 1.0}, [], tmp_path / "site").stop()
+    assert killed == [True], "a build that outlives its ten seconds is killed"
+    ended = FakeBuild([], 0)
+    serve.Measuring(ended, {"loader.bandwidth": 1.0}, [], tmp_path / "site").stop()
+    assert not ended.terminated, "a build that has ended is left alone"
 
 
 def test_the_time_left_is_the_recorded_seconds_still_to_measure_at_the_pace_so_far(tmp_path, monkeypatch):

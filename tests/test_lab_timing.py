@@ -882,3 +882,12 @@ def test_cpu_work_is_timed_by_the_threads_clock_where_it_is_fine_grained(monkeyp
     monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=time.perf_counter, thread_time=time.thread_time,
                                                       get_clock_info=lambda name: info))
     assert timing.clock(device) is getattr(time, chosen)
+
+
+def test_measure_reads_the_machines_accounting_on_the_clock_of_its_device(monkeypatch):
+    """Work on another device (here an MPS stand-in, which needs no synchronising) is timed on the wall clock, and
+    the machine's accounting is read around it on that clock, which other programs can lengthen."""
+    read = []
+    monkeypatch.setattr(timing, "cpu_snapshot", lambda timer=None: read.append(timer))
+    timing.measure(lambda: None, repeats=1, min_run_time=0.0, number=1, device=SimpleNamespace(type="mps"))
+    assert read == [time.perf_counter, time.perf_counter]

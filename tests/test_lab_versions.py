@@ -372,7 +372,7 @@ def test_two_releases_of_one_torch_are_named_and_ordered_by_their_python(lab, mo
                                 "here-old": "2.3.1", None: "2.13.0"}
     assert sorted(versions.names(), key=versions._order) == ["here-old", None, "here-py312", "here-py313"]
     assert versions._order(None) == ((2, 13, 0), "3.11.9") and versions._order("here-old") == ((2, 3, 1), "")
-    assert versions.this_release() == "2.13.0"
+    assert machines.this_release() == "2.13.0"
     _record(monkeypatch, lab, "here-again", {**HERE, "torch": "2.3.1"})
     assert versions.names()["here-again"] == "2.3.1 · Python ?", "two of one torch, one without its Python"
 
@@ -408,3 +408,13 @@ def test_the_matrix_counts_each_claim_that_changes_and_lists_every_change_of_one
     assert html.count("<td>—</td>") == 1, "the claim that never changes"
     context.current().language = "zh"
     assert "；" in versions.matrix(build.said).split('<tr data-check="', 2)[1], "clauses, as Chinese joins them"
+
+
+@pytest.mark.parametrize(("page", "link", "title"), [
+    ("zh/seeding-order.md", "../seeding-order/", "seeding-order"), ("index.md", "../", "index"),
+    ("zh/deep/a-page.md", "../a-page/", "a-page"), (None, "", ""), ("", "", "")])
+def test_a_claims_page_is_linked_from_the_versions_page_by_its_name(build, page, link, title):
+    assert versions._page_link(page) == link
+    assert versions._page_title(page) == title
+    build.titles.update({page or "": "Its title"})
+    assert versions._page_title(page) == ("Its title" if page else "")

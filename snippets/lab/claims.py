@@ -266,11 +266,9 @@ def on_releases(outcome: Check, by_release: list[tuple[Any, Any]]) -> str:
                              for _, verdict in by_release):
         return ""
     zh = i18n.language() == "zh"
-    here = machines.short_release(machines._lead_fingerprint().get("torch", ""))
-    rows = [(machines.release(rec.fingerprint.get("torch", "")), machines.short_release(rec.fingerprint["torch"]),
-             release_verdict(verdict)) for rec, verdict in by_release]
-    rows.append((machines.release(here), here, f"{release_verdict(outcome)}{t(' (this build)')}"))
-    items = [f"{version} {verdict}" for _, version, verdict in sorted(rows, key=lambda row: row[0])]
+    rows = [(machines.short_release(rec.fingerprint["torch"]), release_verdict(verdict)) for rec, verdict in by_release]
+    rows.append((machines.this_release(), f"{release_verdict(outcome)}{t(' (this build)')}"))
+    items = [f"{version} {verdict}" for version, verdict in sorted(rows, key=lambda row: machines.release(row[0]))]
     return ("" if zh else " ") + t("By torch release on this machine: {verdicts}.",
                                    verdicts=i18n.joined(items, clauses=True))
 

@@ -92,6 +92,11 @@ def _lead_fingerprint() -> dict:
     return primary().fingerprint if frozen() else environment.fingerprint()
 
 
+def this_release() -> str:
+    """This build's torch release, short (``2.13.0``)."""
+    return short_release(_lead_fingerprint()["torch"])
+
+
 def _not_this_build(rec: Recording, fp: dict) -> bool:
     return rec.label != primary().label if frozen() else rec.fingerprint != fp
 
@@ -111,7 +116,7 @@ def others() -> list[Recording]:
 
     def preferred(rec: Recording) -> tuple:
         return (rec.label == lead, rec.fingerprint.get("torch") == fp.get("torch"),
-                release(rec.fingerprint.get("torch", "")), rec.label)
+                release(rec.fingerprint["torch"]), rec.label)
 
     return sorted((max(group, key=preferred) for group in groups.values()), key=lambda rec: rec.label)
 
@@ -123,7 +128,7 @@ def releases() -> list[Recording]:
     mine = hardware(fp)
     found = [rec for rec in recordings() if _not_this_build(rec, fp) and rec.fingerprint != fp
              and hardware(rec.fingerprint) == mine]
-    return sorted(found, key=lambda rec: (release(rec.fingerprint.get("torch", "")), rec.label))
+    return sorted(found, key=lambda rec: (release(rec.fingerprint["torch"]), rec.label))
 
 
 def same_kind() -> list[Recording]:

@@ -77,11 +77,10 @@ def _summary(message: str) -> str:
     found = _BLOCK.search(message)
     if not found:
         return message.strip().splitlines()[0] if message.strip() else "a warning without a message"
-    output = message.split("Output is:", 1)[1] if "Output is:" in message else ""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    last = next((line for line in reversed(lines) if not line.startswith("```")), "")
+    lines = [line.strip() for line in message.partition("Output is:")[2].splitlines()
+             if line.strip() and not line.strip().startswith("```")]
     block = f"'{found.group(1)}'" if found.group(1) else "(without an id)"
-    return f"exec block {block} exited with {found.group(2)}" + (f": {last}" if last else "")
+    return f"exec block {block} exited with {found.group(2)}" + (f": {lines[-1]}" if lines else "")
 
 
 class _NamePage(logging.Filter):
@@ -204,10 +203,12 @@ def set_aside(markdown: str, source: str) -> str:
     aside = _lab("context").current().aside.setdefault(source, {})
 
     def token(match: re.Match) -> str:
-        body = match.group(2) if match.group(2) is not None else match.group(4)
         key = f"pitfallspage{len(aside)}x"
-        aside[key] = body
-        return match.group(1) + key + match.group(3) if match.group(2) is not None else key
+        if match.group(4) is not None:  # a figure, whole
+            aside[key] = match.group(4)
+            return key
+        aside[key] = match.group(2)  # a panel's sources, inside its body
+        return match.group(1) + key + match.group(3)
 
     return _FINISHED.sub(token, markdown)
 

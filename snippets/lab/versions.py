@@ -14,6 +14,7 @@ MkDocs plugin puts the matrix in its place once the pages are rendered (``filled
 from __future__ import annotations
 
 import html
+from pathlib import PurePosixPath
 from typing import Any, Callable
 
 from . import cache, context, i18n, machines
@@ -28,17 +29,12 @@ def placeholder() -> str:
     return MARKER
 
 
-def this_release() -> str:
-    """This build's torch release, short (``2.13.0``)."""
-    return machines.short_release(machines._lead_fingerprint().get("torch", ""))
-
-
 def names() -> dict[str | None, str]:
     """Each release's name, by recording label (None: this build): its torch release (``2.13.0``), and its Python
     too (``2.15.0 · Python 3.13``) where two releases share a torch release."""
     found = {rec.label: rec.fingerprint for rec in machines.releases()}
     found[None] = machines._lead_fingerprint()
-    torch_of = {label: machines.short_release(fp.get("torch", "")) for label, fp in found.items()}
+    torch_of = {label: machines.short_release(fp["torch"]) for label, fp in found.items()}
     shared = {version for version in torch_of.values() if list(torch_of.values()).count(version) > 1}
     return {label: f"{version} · Python {found[label].get('python', '?')}" if version in shared else version
             for label, version in torch_of.items()}
@@ -47,7 +43,7 @@ def names() -> dict[str | None, str]:
 def _order(label: str | None) -> tuple:
     fp = machines._lead_fingerprint() if label is None else \
         next(rec.fingerprint for rec in machines.releases() if rec.label == label)
-    return machines.release(fp.get("torch", "")), str(fp.get("python", ""))
+    return machines.release(fp["torch"]), str(fp.get("python", ""))
 
 
 def by_release(result: cache.Result) -> list[tuple[str, str | None, cache.Result | str]]:
@@ -129,8 +125,8 @@ def table() -> str:
     """The releases of this machine: torch, Python, start method, label, date, commit and how many of each
     recording's results this build could use."""
     lead = machines._lead_fingerprint()
-    rows = [(this_release(), [machines._plain(lead.get("python", "")), machines._plain(lead.get("start_method", "")),
-                              "this build", "", "", ""])]
+    rows = [(machines.this_release(), [machines._plain(lead.get("python", "")),
+                                       machines._plain(lead.get("start_method", "")), "this build", "", "", ""])]
     for rec in machines.releases():
         current, stale = machines.freshness(rec)
         fp = rec.fingerprint
@@ -166,7 +162,7 @@ def changes(row: dict) -> list[tuple[str, str, str, str]]:
     """Where a claim's verdict changes between recorded releases, in release order, releases that decided nothing
     skipped: [(release before, its status, first release with the new status, the new status)]."""
     verdicts = [(machines.short_release(rec.fingerprint["torch"]), _status(verdict)) for rec, verdict in row["releases"]]
-    verdicts.append((this_release(), _status(row["here"])))
+    verdicts.append((machines.this_release(), _status(row["here"])))
     return changes_of([(version, status) for version, status in sorted(verdicts, key=lambda v: machines.release(v[0]))
                        if status in ("holds", "fails")])
 
@@ -175,7 +171,7 @@ def _page_link(page: str | None) -> str:
     """A link from the Versions page (``versions/`` or ``zh/versions/``) to ``page`` (``zh/seeding-order.md``)."""
     if not page:
         return ""
-    name = page.rsplit("/", 1)[-1].removesuffix(".md")
+    name = PurePosixPath(page).stem
     return f"../{'' if name == 'index' else name + '/'}"
 
 
@@ -224,7 +220,7 @@ def matrix(said: list[dict]) -> str:
 
 def _page_title(page: str | None) -> str:
     """The page's title as this build's navigation gives it, in the page's language (its file name outside one)."""
-    return context.current().titles.get(page or "") or (page or "").rsplit("/", 1)[-1].removesuffix(".md")
+    return (context.current().titles.get(page) or PurePosixPath(page).stem) if page else ""
 
 
 def filled(output: str) -> str:
