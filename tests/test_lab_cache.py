@@ -655,3 +655,10 @@ def test_a_stored_result_is_read_once_while_its_file_stays_and_each_reader_gets_
     stored["value"] = {"value": 7}
     entry.write_text(json.dumps(stored))
     assert cache.run(module.double, x=3).value == {"value": 7}
+
+
+def test_a_recording_is_written_one_object_per_line_indented_by_depth_with_its_text_as_it_is():
+    from snippets.lab import store
+
+    assert store.dump({"ü": [{"é": "ß"}, {"b": [1, {"c": 2}]}], "z": {"y": {"x": 1}}}) == (
+        '{\n "z": {\n  "y": {"x": 1}\n },\n "ü": [\n  {"é": "ß"},\n  {\n   "b": [\n    1,\n    {"c": 2}\n   ]\n  }\n ]\n}\n')

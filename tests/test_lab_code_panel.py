@@ -408,3 +408,11 @@ def test_a_panel_of_nothing_is_refused_with_what_it_needs():
     with pytest.raises(TypeError) as refused:
         provenance.code_panel()
     assert str(refused.value) == "code_panel() needs at least one Result returned by run()"
+
+
+def test_the_provenance_line_of_a_result_recorded_elsewhere_names_that_machine(fakepage):
+    recorded = dataclasses.replace(_result(fakepage, cached=True), recorded_on="epyc<2>")
+    assert provenance.provenance_line(recorded) == (
+        '<p class="pitfalls-provenance"><code>fakepage.measured(n=2)</code> — took 1.2 s to compute, recorded on '
+        "epyc&lt;2&gt; (computed 2026-03-04 05:06:07 UTC), not yet measured on this machine. Measured with torch x · "
+        "CPU (demo) · 2 threads · 2026-03-04.</p>")

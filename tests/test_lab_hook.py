@@ -1159,7 +1159,7 @@ SECTIONS = ('<h1 id="t">Title</h1>\n<div class="admonition abstract"><p>In short
 def test_a_section_the_front_matter_names_closes_under_its_heading_saying_what_it_holds():
     from snippets.lab.mkdocs_hook import collapsed
 
-    out = collapsed(SECTIONS, ["d", "b"])
+    out = collapsed(SECTIONS, ["d", "b"], "topic.md")
     assert out.count('<details class="pitfalls-section">') == 2
     assert ('<h2 id="b">B</h2>\n<details class="pitfalls-section"><summary><span class="pitfalls-section__closed">'
             'Open the section: 2 figures, 1 table, 1 checked claim</span><span class="pitfalls-section__open">'
@@ -1171,8 +1171,8 @@ def test_a_section_the_front_matter_names_closes_under_its_heading_saying_what_i
                         '</summary>\n<p>plain text</p>\n</details>\n'), "the last section runs to the end; nothing counted"
     assert re.sub(r'<details class="pitfalls-section"><summary>.*?</summary>\n(.*?)\n</details>\n', r"\1\n", out,
                   flags=re.S) == SECTIONS, "nothing but the wrappers added"
-    assert collapsed(SECTIONS, None) == SECTIONS and collapsed(SECTIONS, []) == SECTIONS
-    deeper = collapsed(SECTIONS, ["b1"])  # a ### section, up to the next heading of its level or above
+    assert collapsed(SECTIONS, None, "topic.md") == SECTIONS and collapsed(SECTIONS, [], "topic.md") == SECTIONS
+    deeper = collapsed(SECTIONS, ["b1"], "topic.md")  # a ### section, up to the next heading of its level or above
     assert ('<h3 id="b1">B1</h3>\n<details class="pitfalls-section"><summary><span class="pitfalls-section__closed">'
             'Open the section: 2 figures</span>') in deeper
     assert '<svg></svg></figure>\n</details>\n<h2 id="c">C</h2>' in deeper and deeper.count("<details") == 1
@@ -1190,6 +1190,37 @@ def test_a_front_matter_naming_no_section_of_the_page_stops_the_build_naming_it(
     with pytest.raises(PluginError, match=re.escape(said)) as raised:
         collapsed(SECTIONS, ids, "topic.md")
     assert "docs/topic.md" in str(raised.value)
+
+
+def test_sections_are_closed_in_the_order_of_the_page_each_up_to_the_next_heading_of_its_level():
+    from snippets.lab.mkdocs_hook import collapsed
+
+    def closed(html, ids):
+        return re.findall(r"</summary>\n(.*?)\n</details>", collapsed(html, ids, "topic.md"), flags=re.S)
+
+    page = '<h2 id="z">Z</h2>\n<p>1</p>\n<h2 id="a">A</h2>\n<p>2</p>\n'
+    assert closed(page, ["a", "z"]) == ["<p>1</p>", "<p>2</p>"], "named in any order, closed in the page's"
+    empty_first = '<h2 id="a">A</h2>\n<h2 id="b">B</h2>\n<p>b</p>\n<h2 id="c">C</h2>\n<p>c</p>\n'
+    assert closed(empty_first, ["a", "c"]) == ["<p>c</p>"], "a section with nothing in it stays open; the next closes"
+    assert closed(empty_first, ["a"]) == [], "a heading right after it ends it"
+    no_id = '<h2 id="a">A</h2>\n<p>a</p>\n<h2>No id</h2>\n<p>after</p>\n'
+    assert closed(no_id, ["a"]) == ["<p>a</p>"], "any heading of its level ends it, with an id or without"
+
+
+@pytest.mark.parametrize(("html", "ids", "said"), [
+    (SECTIONS, ["x", "y"], "docs/topic.md: front matter 'collapsed' names x, y but the page has no such section to "
+                           "close (its sections: a, b, b1, c, d)"),
+    ("<h1>T</h1><p>x</p>", ["x"], "docs/topic.md: front matter 'collapsed' names x but the page has no such section "
+                                  "to close (its sections: none)"),
+    ('<h2 id="a">A</h2><p>x</p></div>', ["a"], "docs/topic.md: front matter 'collapsed' names sections but the page has "
+                                               "no such section to close (its sections: a)"),  # a page it cannot follow
+])
+def test_a_closed_section_the_page_lacks_is_named_with_every_section_it_has(html, ids, said):
+    from snippets.lab.mkdocs_hook import collapsed
+
+    with pytest.raises(PluginError) as raised:
+        collapsed(html, ids, "topic.md")
+    assert str(raised.value) == said
 
 
 @pytest.mark.parametrize("html", [
@@ -1542,3 +1573,47 @@ def test_a_measuring_note_without_a_named_recording_names_none(tmp_path, monkeyp
     note = hook.with_measuring_note("</h1>x", {"loader.x": 3.0})  # a title at the very start: the note follows it
     assert note.startswith('</h1>\n<div class="admonition failure') and note.endswith("</div>\nx")
     assert "These numbers stay those recorded on . What failed: boom" in note
+
+
+def test_a_page_without_an_in_short_gets_its_notation_before_its_first_section(build):
+    claim = '<span class="pitfalls-claim">a</span><span class="pitfalls-claim pitfalls-claim--undecided">b</span>'
+    page = f"<h1>T</h1><p>{claim} 10× (3–20)</p><h2>One</h2><p>1</p><h2>Two</h2><p>2</p>"
+    shown = hook._with_legend(page)
+    legend = ('<p class="pitfalls-legend">' + hook.LEGEND_CLAIMS + " " + hook.LEGEND_UNDECIDED + "<br>\n"
+              + hook.LEGEND_INTERVALS + "</p>\n")
+    assert shown == page.replace("<h2>One</h2>", legend + "<h2>One</h2>")
+    assert hook._with_legend(f"<p>{claim}</p>") == f"<p>{claim}</p>" + legend.replace(
+        "<br>\n" + hook.LEGEND_INTERVALS, ""), "no interval, no line on intervals; no section: at the end"
+    assert hook._with_legend(f"<h2>One</h2><p>{claim}</p>").startswith('<p class="pitfalls-legend">'), \
+        "a section at the very start: before it"
+    build.language = "zh"
+    zh = hook._with_legend(page)
+    from snippets.lab import i18n
+
+    assert (i18n.t(hook.LEGEND_CLAIMS) + i18n.t(hook.LEGEND_UNDECIDED) + "<br>\n") in zh, "Chinese joins them unspaced"
+
+
+def test_set_aside_html_comes_back_in_place_of_its_token_and_an_unknown_token_stays(build):
+    build.aside["p.md"] = {"pitfallspage0x": "<figure>f</figure>", "pitfallspage1x": "<pre>code</pre>"}
+    html = "<p>pitfallspage0x</p>\n<p>pitfallspage9x</p>\n<div>pitfallspage1x and pitfallspage8x</div>"
+    assert hook.put_back(html, "p.md") == (
+        "<figure>f</figure>\n<p>pitfallspage9x</p>\n<div><pre>code</pre> and pitfallspage8x</div>")
+    assert hook.put_back(html, "p.md") == html, "taken once: a rebuild sets its own aside"
+
+
+def test_a_code_blocks_size_counts_its_lines_without_tags_and_its_widest_line_as_shown():
+    block = ('<div class="language-python highlight"><pre><span></span><code>'
+             '<span class="n">a</span>\n' + "x" * 29 + "   \n</code></pre></div>")
+    sized = hook.sized_code_blocks(block)
+    assert sized.startswith('<div class="language-python highlight" style="--pitfalls-lines: 2"><pre>')
+    assert '<code tabindex="0">' in sized, "29 characters and three spaces: wider than a phone's 30"
+    assert 'tabindex' not in hook.sized_code_blocks(block.replace("x" * 29 + "   ", "x" * 30))
+
+
+def test_the_conditions_note_goes_where_the_first_value_asked_for_it_and_nowhere_else(monkeypatch):
+    render = hook._lab("render")
+    monkeypatch.setattr(render, "conditions_note", lambda entries: f"<div>NOTE {len(entries)}</div>")
+    place = render.CONDITIONS_NOTE
+    page = f"<p>{place}</p><p>a</p>{place}<p>b</p>{place}"
+    assert hook.with_conditions_note(page, [1, 2]) == "<div>NOTE 2</div><p>a</p><p>b</p>"
+    assert hook.with_conditions_note(page, None) == "<p>a</p><p>b</p>"

@@ -68,7 +68,7 @@ def _record(monkeypatch, lab, label, fp, **options):
 
 
 def _recorded(monkeypatch, lab, label, fp, *, n=3, replace=False, refresh=False, tree=CLEAN, ran=None,
-              **options):
+              notebook=None, **options):
     """``make record`` with the build replaced by running the two experiments (as the pages would); ``ran``
     collects what each build measured."""
     _as_machine(monkeypatch, fp)
@@ -82,6 +82,14 @@ def _recorded(monkeypatch, lab, label, fp, *, n=3, replace=False, refresh=False,
                 monkeypatch.delenv(name, raising=False)
         with context.using():
             measured = [cache.run(lab.speed, n=n), cache.run(lab.facts, n=n)]
+        if notebook is not None:  # a notebook's source, executed as the pages would (mkdocs_hook)
+            import nbformat
+
+            executed = notebook.with_suffix(".ipynb")
+            cell = nbformat.v4.new_code_cell("print(1)", outputs=[nbformat.v4.new_output("stream", text="1\n")],
+                                             id="the-cell")
+            nbformat.write(nbformat.v4.new_notebook(cells=[cell]), executed)
+            store.writer(cache.find_experiment).keep_notebook(notebook, executed)
         if ran is not None:
             ran.append(sorted(r.experiment for r in measured if not r.cached))
         for name in ("PITFALLS_RECORD", "PITFALLS_RECORD_PREVIOUS", "REFRESH"):
@@ -877,6 +885,24 @@ def test_make_record_says_what_it_measured_and_what_it_carried_over(lab, monkeyp
     assert _recorded(monkeypatch, lab, "box", HERE, n=4, refresh=True) == machines.Recorded(first.target, 2, 0, True)
     # another machine's folder, replaced: nothing of it is carried over
     assert _recorded(monkeypatch, lab, "box", THERE, replace=True) == machines.Recorded(first.target, 2, 0, True)
+
+
+def test_make_record_keeps_a_notebook_apart_from_the_results_and_records_again_when_it_changes(lab, monkeypatch,
+                                                                                                 tmp_path):
+    source = tmp_path / "question.py"
+    source.write_text("# %%\nprint(1)\n", encoding="utf-8")
+    first = _recorded(monkeypatch, lab, "box", HERE, notebook=source)
+    assert (first.measured, first.carried, first.changed) == (2, 0, True), "a notebook is not a result"
+    manifest = json.loads((first.target / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["notebooks"] == {"question": store.notebook_digest(source)}
+    assert not list(first.target.glob("notebooks/*.source-digest")), "the digest lives in the manifest alone"
+    again = _recorded(monkeypatch, lab, "box", HERE, notebook=source)
+    assert (again.measured, again.carried, again.changed) == (0, 2, False)
+    source.write_text("# %%\nprint(2)\n", encoding="utf-8")
+    edited = _recorded(monkeypatch, lab, "box", HERE, notebook=source)
+    assert (edited.measured, edited.carried) == (0, 2), "its results carried over as they were"
+    assert edited.changed and json.loads((first.target / "manifest.json").read_text(encoding="utf-8"))[
+        "notebooks"] == {"question": store.notebook_digest(source)}, "a notebook's new source is a new recording"
 
 
 @pytest.mark.parametrize(("count", "shown"), [

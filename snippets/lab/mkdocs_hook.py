@@ -630,7 +630,7 @@ def in_parts(html: str) -> str:
 _HEADING_ID = re.compile(r'<h([2-6])\b[^>]*\bid="([^"]+)"')
 
 
-def collapsed(html: str, ids: object, source: str = "?") -> str:
+def collapsed(html: str, ids: object, source: str) -> str:
     """The sections a page's front matter names (``collapsed: [section-id, …]``, the ids of ``##`` or deeper
     headings) closed under their heading, in ``<details class="pitfalls-section">``, each up to the next heading of
     its level or above: the page opens at the answer and the evidence the reader needs first; what goes deeper is
@@ -644,7 +644,7 @@ def collapsed(html: str, ids: object, source: str = "?") -> str:
     tops, balanced = _top_level(html)
     headings = {}  # id -> (index among the top-level elements, level)
     for index, (at, kind) in enumerate(tops):
-        match = _HEADING_ID.match(html, at) if kind == "heading" else None
+        match = _HEADING_ID.match(html, at)  # a heading's tag, with its id (no other element starts so)
         if match:
             headings[match.group(2)] = (index, int(match.group(1)))
     unknown = [name for name in ids if name not in headings]
