@@ -171,3 +171,12 @@ def test_a_font_list_without_a_find_cache_is_aliased_all_the_same():
     listed = _Collections(_entry("Noto Sans CJK JP", "/f/NotoSansCJK-Regular.ttc"))
     del listed._findfont_cached
     assert fonts._alias_collection_face(listed, "Noto Sans CJK SC")
+
+
+def test_a_collection_listed_under_another_region_is_found_in_the_list_or_in_a_new_one(monkeypatch, hidden):
+    listed = _Collections(_entry("Noto Sans CJK JP", "/f/NotoSansCJK-Regular.ttc"))
+    monkeypatch.setattr(font_manager, "fontManager", listed)
+    assert fonts.problem(fresh_list=lambda: pytest.fail("made anew")) is None and hidden == []
+    monkeypatch.setattr(font_manager, "fontManager", _Listing("DejaVu Sans"))
+    fresh = _Collections(_entry("Noto Sans CJK KR", "/f/NotoSansCJK-Regular.ttc"))
+    assert fonts.problem(fresh_list=lambda: fresh) is None and hidden == [fresh]

@@ -1473,7 +1473,7 @@ def test_a_list_is_joined_as_each_language_joins_one_with_a_space_between_chines
     ("https://github.com/o/p", "https://o.github.io/p/", "https://github.com/o/p/"),  # the repository first
     (None, "https://o.github.io/p", "https://o.github.io/p/"), ("", "https://o.github.io/p//", "https://o.github.io/p/"),
     (None, None, None), (None, "http://127.0.0.1:8000/", None), (None, "http://localhost:8000/", None),
-    ("https://localhost/x", None, None),
+    ("https://localhost/x", None, None), ("https://example.org/X", None, "https://example.org/X/"),
 ])
 def test_the_project_is_named_by_its_repository_or_its_sites_address_never_a_local_one(repo_url, site_url, url):
     assert hook._project_url({"repo_url": repo_url, "site_url": site_url}) == url
@@ -1617,3 +1617,25 @@ def test_the_conditions_note_goes_where_the_first_value_asked_for_it_and_nowhere
     page = f"<p>{place}</p><p>a</p>{place}<p>b</p>{place}"
     assert hook.with_conditions_note(page, [1, 2]) == "<div>NOTE 2</div><p>a</p><p>b</p>"
     assert hook.with_conditions_note(page, None) == "<p>a</p><p>b</p>"
+
+
+def test_a_topic_page_names_its_topics_modules_and_every_topic_by_its_own_name():
+    names = hook.page_names({"topic": "loader"})
+    assert names["checks"] is importlib.import_module("snippets.experiments.loader.checks")
+    assert names["derive"] is importlib.import_module("snippets.experiments.loader.derive")
+    assert names["seeding"]._name == "seeding" and names["loader"].measure is names["measure"]
+    assert "checks" not in hook.page_names({}), "a page without a topic names the topics, not one's modules"
+
+
+def test_a_list_in_chinese_keeps_a_space_between_code_or_latin_text_and_its_and(build):
+    build.language = "zh"
+    assert hook._and_list(["a", "b"]) == "a 和 b"
+    assert hook._and_list(["`x`", "甲"]) == "`x` 和甲"
+    assert hook._and_list(["甲", "B"]) == "甲和 B"
+
+
+def test_a_page_on_one_line_is_parted_where_its_elements_start():
+    html = '<h1 id="t">T</h1><p>first screen</p><h2 id="a">A</h2><p>one</p><p>two</p><h2 id="b">B</h2><p>three</p>'
+    assert hook.in_parts(html) == (
+        '<h1 id="t">T</h1><p>first screen</p><h2 id="a">A</h2><div class="pitfalls-part"><p>one</p><p>two</p></div>\n'
+        '<h2 id="b">B</h2><div class="pitfalls-part"><p>three</p></div>\n')

@@ -463,7 +463,8 @@ def test_make_record_explains_itself_and_its_refusals(monkeypatch, capsys, help_
             "label, e.g. laptop-m2 (MACHINE=…) options:") in text
     assert "--replace replace a recording made on another machine" in text
     assert "--refresh measure everything again (REFRESH=1)" in text
-    assert "--allow-dirty record from a tree with uncommitted changes (ALLOW_DIRTY=1)" in text
+    assert "--allow-dirty record from a tree with uncommitted changes (ALLOW_DIRTY=1); the manifest names their digest" \
+        in text
 
     def refuse(label, **options):
         raise machines.ArchiveError("results/x was recorded on another machine")
@@ -898,11 +899,22 @@ def test_make_record_keeps_a_notebook_apart_from_the_results_and_records_again_w
     assert not list(first.target.glob("notebooks/*.source-digest")), "the digest lives in the manifest alone"
     again = _recorded(monkeypatch, lab, "box", HERE, notebook=source)
     assert (again.measured, again.carried, again.changed) == (0, 2, False)
+    writer = store.Writer(tmp_path / "staging", machines.load(first.target))
+    assert writer.reuse_notebook(source) == first.target / "notebooks" / "question.ipynb", "executed from this source"
     source.write_text("# %%\nprint(2)\n", encoding="utf-8")
     edited = _recorded(monkeypatch, lab, "box", HERE, notebook=source)
     assert (edited.measured, edited.carried) == (0, 2), "its results carried over as they were"
     assert edited.changed and json.loads((first.target / "manifest.json").read_text(encoding="utf-8"))[
         "notebooks"] == {"question": store.notebook_digest(source)}, "a notebook's new source is a new recording"
+    (tmp_path / "other.py").write_text("# %%\n", encoding="utf-8")
+    assert store.Writer(tmp_path / "staging", machines.load(first.target)).reuse_notebook(
+        tmp_path / "other.py") is None, "a notebook it never recorded"
+    bare = _recorded(monkeypatch, lab, "bare", HERE)  # a recording whose manifest names no notebooks at all
+    manifest = json.loads((bare.target / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["notebooks"]
+    (bare.target / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    store.forget()
+    assert store.Writer(tmp_path / "staging", machines.load(bare.target)).reuse_notebook(source) is None
 
 
 @pytest.mark.parametrize(("count", "shown"), [

@@ -292,3 +292,10 @@ def test_a_schema_error_is_said_in_the_projects_words(schema, value, why):
     from jsonschema.exceptions import best_match
 
     assert recording_schema._why(best_match(Draft202012Validator(schema).iter_errors(value))) == why
+
+
+@pytest.mark.parametrize(("path", "field"), [
+    (["fingerprint", "torch"], "fingerprint.torch"), (["rows", 0, "label"], "rows[0].label"), ([2, "x"], "[2].x"),
+    (["..odd"], "..odd"), ([], "")])  # a key that starts with dots keeps them
+def test_a_refused_field_is_named_as_a_path_a_reader_can_follow(path, field):
+    assert recording_schema._field(path) == field

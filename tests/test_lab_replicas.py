@@ -384,6 +384,8 @@ def test_a_worker_answers_with_the_value_in_one_thread_refuses_other_code_and_na
     assert threads == ["in", "out"], "in the experiments' threads"
     assert sys.path[:2] == [str(tmp_path / "first"), str(tmp_path / "second")], "the build's import path, in order"
     assert replicas.answer(request) == reply and sys.path.count(str(tmp_path / "first")) == 1, "each entry once"
+    unpathed = {key: value for key, value in request.items() if key != "path"}
+    assert replicas.answer(unpathed) == reply, "a request without a path: the worker's own"
     stale = {**request, "digest": "0123456789abcdef0123"}
     assert replicas.answer(stale) == {"stale": f"digest {request['digest'][:12]}, the build's 0123456789ab"}
     assert replicas.answer({**request, "module": "replicatestpkg.exp", "function": "broken",
@@ -391,7 +393,7 @@ def test_a_worker_answers_with_the_value_in_one_thread_refuses_other_code_and_na
         "error": "ValueError: no good"}
     assert replicas.answer({**request, "module": "replicatestpkg.gone"}) == {
         "error": "ModuleNotFoundError: No module named 'replicatestpkg.gone'"}
-    assert threads == ["in", "out"] * 3
+    assert threads == ["in", "out"] * 4
 
 
 def test_a_worker_replies_one_line_per_request_on_the_real_stdout_and_logs_on_stderr(tmp_path, monkeypatch):

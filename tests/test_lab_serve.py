@@ -390,6 +390,33 @@ def test_the_time_left_is_the_recorded_seconds_still_to_measure_at_the_pace_so_f
     assert measuring.left_s() == pytest.approx(180, rel=0.01)
     measuring.done_weight = 0.0
     assert measuring.left_s() is None, "no pace yet: no estimate"
+    measuring.weight, measuring.done_weight = 100.0, 2.0  # 2% of the recorded seconds: too little to tell a pace
+    assert measuring.left_s() is None
+    measuring.done_weight = 2.1
+    assert measuring.left_s() is not None
+    measuring.done_weight = 150.0  # more than was recorded there (a slower machine's rounding): nothing left, never less
+    assert measuring.left_s() == 0
+
+
+def test_progress_is_said_at_most_every_twenty_seconds_and_without_a_time_left_until_there_is_a_pace(
+        tmp_path, monkeypatch, capsys):
+    from snippets.lab import store
+
+    clock = _Clock()
+    monkeypatch.setattr(serve, "time", clock)
+    monkeypatch.setattr(store, "store_text", lambda path, text: None)
+    measuring = serve.Measuring(FakeBuild([], 0), {"a.x": 100.0, "a.y": 100.0, "a.z": 1.0}, [], tmp_path / "site")
+    clock.now = measuring.started + 10.0
+    measuring._finish("a.z", 1.0)  # 1 of 201 recorded seconds: no pace yet
+    assert capsys.readouterr().err == "make serve: measured 1 of 3\n"
+    measuring.said = clock.now
+    clock.now += 20.0  # exactly twenty seconds after the last line: said
+    measuring._advance("a.x", 50.0)
+    assert capsys.readouterr().err.startswith("make serve: measuring the timings, about ")
+    measuring.said = clock.now
+    clock.now += 19.9
+    measuring._advance("a.x", 10.0)
+    assert capsys.readouterr().err == "", "less than twenty seconds after the last: not said"
 
 
 def test_the_mkdocs_child_takes_ctrl_c_as_a_terminal_gives_it_even_where_make_serve_ignored_it():

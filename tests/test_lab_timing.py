@@ -891,3 +891,13 @@ def test_measure_reads_the_machines_accounting_on_the_clock_of_its_device(monkey
     monkeypatch.setattr(timing, "cpu_snapshot", lambda timer=None: read.append(timer))
     timing.measure(lambda: None, repeats=1, min_run_time=0.0, number=1, device=SimpleNamespace(type="mps"))
     assert read == [time.perf_counter, time.perf_counter]
+
+
+@pytest.mark.parametrize(("references", "moved"), [
+    ([(1.0, 1.0), (1.0, 1.0), (1.0, 0.0)], [False, False, True]),  # a reference that took no time: not a speed
+    # the start off the typical speed, the end nearer to it (by less than the limit from either): drifted all the same
+    ([(1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (1.0 + timing.DRIFT_LIMIT * 1.2, 1.0 + timing.DRIFT_LIMIT * 0.6)],
+     [False, False, False, True]),
+])
+def test_a_round_drifted_if_either_reference_is_off_the_typical_speed(references, moved):
+    assert timing.drifted(references) == moved

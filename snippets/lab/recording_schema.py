@@ -90,7 +90,7 @@ def pattern(name: str) -> re.Pattern:
 
 
 def _field(path) -> str:
-    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).lstrip(".")
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).removeprefix(".")
 
 
 def _why(error) -> str:
