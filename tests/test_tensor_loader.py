@@ -607,3 +607,34 @@ def test_a_batch_reads_as_its_samples():
     with pytest.raises(IndexError, match="batch index 2 out of range for a batch of 2"):
         rows[2]
     assert repr(rows) == "BatchedRows(2 rows of 2 tensors)"
+
+
+def _process_group(monkeypatch, rank, world_size):
+    """torch.distributed as a process group of ``world_size`` ranks shows it to this process (no group is started)."""
+    monkeypatch.setattr(torch.distributed, "is_available", lambda: True)
+    monkeypatch.setattr(torch.distributed, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.distributed, "get_rank", lambda group=None: rank)
+    monkeypatch.setattr(torch.distributed, "get_world_size", lambda group=None: world_size)
+
+
+def test_a_loader_not_told_to_shard_refuses_a_process_group_of_two_ranks_and_names_both_fixes(monkeypatch):
+    _process_group(monkeypatch, 1, 2)
+    with pytest.raises(RuntimeError) as refused:
+        tensor_loader.TensorLoader(torch.arange(8), batch_size=2)
+    assert str(refused.value).startswith("TensorLoader: a torch.distributed process group of 2 ranks is initialised, "
+                                         "but this loader was not told to shard: every rank would iterate over the "
+                                         "whole dataset (2x the optimizer steps per epoch")
+    assert tensor_loader.TensorLoader(torch.arange(8), batch_size=2, distributed=True).rank == 1
+    _process_group(monkeypatch, 0, 1)  # one rank: nothing to shard, nothing to refuse
+    assert len(tensor_loader.TensorLoader(torch.arange(8), batch_size=2)) == 4
+
+
+def test_the_sharding_arguments_refused_say_what_they_need(monkeypatch):
+    with pytest.raises(ValueError) as refused:
+        tensor_loader.TensorLoader(torch.arange(8), batch_size=2, distributed=False, rank=0, world_size=2)
+    assert str(refused.value) == "distributed=False iterates over the whole dataset; it takes no rank or world_size"
+    monkeypatch.setattr(torch.distributed, "is_initialized", lambda: False)
+    with pytest.raises(RuntimeError) as refused:
+        tensor_loader.TensorLoader(torch.arange(8), batch_size=2, distributed=True)
+    assert str(refused.value) == ("TensorLoader(distributed=True) needs an initialised torch.distributed process "
+                                  "group (torch.distributed.init_process_group), or rank= and world_size=")
