@@ -396,16 +396,32 @@ def test_a_worker_answers_with_the_value_in_one_thread_refuses_other_code_and_na
     assert threads == ["in", "out"] * 4
 
 
-def test_a_worker_replies_one_line_per_request_on_the_real_stdout_and_logs_on_stderr(tmp_path, monkeypatch):
+def test_a_worker_replies_one_line_per_request_on_the_real_stdout_and_logs_on_stderr(timed_package, tmp_path,
+                                                                                      monkeypatch):
     """The worker's loop (``replicas.serve``), in this process: its requests from stdin, a reply per line on the
-    stdout it started with; from then on, what an experiment prints or logs goes to stderr (the build's log)."""
+    stdout it started with, each out as soon as it is written (the build waits for it); from then on, what an
+    experiment prints or logs goes to stderr (the build's log)."""
     import io
     import json
     import logging
 
+    replies = tmp_path / "stdout"
+    (tmp_path / "src" / "replicatestpkg" / "peek.py").write_text(textwrap.dedent(f"""
+        from pathlib import Path
+
+        from snippets.lab import experiment
+
+
+        @experiment()
+        def replied() -> dict:
+            return {{"so_far": Path({str(replies)!r}).read_text(encoding="utf-8")}}
+    """))
+    importlib.invalidate_caches()
+    peek = importlib.import_module("replicatestpkg.peek").replied
     requests = [{"module": "replicas_no_such_module", "function": "f", "digest": "0" * 64, "params": {}},
-                {"module": "json", "function": "nope", "digest": "0" * 64, "params": {}}]
-    started_with = (tmp_path / "stdout").open("w", encoding="utf-8")
+                {"module": "replicatestpkg.peek", "function": "replied", "digest": code.reach(peek.func).digest,
+                 "params": {}}]
+    started_with = replies.open("w", encoding="utf-8")
     err = io.StringIO()
     monkeypatch.setattr(sys, "stdin", io.StringIO("".join(json.dumps(r) + "\n" for r in requests)))
     monkeypatch.setattr(sys, "stdout", started_with)
@@ -417,6 +433,7 @@ def test_a_worker_replies_one_line_per_request_on_the_real_stdout_and_logs_on_st
     [handler] = logging.root.handlers
     assert handler.stream is err and logging.root.level == logging.INFO and handler.formatter._fmt == "%(message)s"
     started_with.close()
-    replies = (tmp_path / "stdout").read_text(encoding="utf-8")
-    assert replies == (json.dumps({"error": "ModuleNotFoundError: No module named 'replicas_no_such_module'"}) + "\n"
-                       + json.dumps({"error": "AttributeError: module 'json' has no attribute 'nope'"}) + "\n")
+    first = json.dumps({"error": "ModuleNotFoundError: No module named 'replicas_no_such_module'"}) + "\n"
+    lines = replies.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert lines[0] == first and len(lines) == 2 and lines[1].endswith("}\n")
+    assert json.loads(lines[1])["value"] == {"so_far": first}, "the first reply was out before the second request ran"
