@@ -752,3 +752,13 @@ def test_a_catalogue_text_is_written_in_the_code_when_each_literal_part_of_it_is
     assert i18n.written("in", "x") is False and i18n.written("abc", "xabcx")
     assert not i18n.written("ab {x}", "zz ab y"), "a part of two letters is no evidence"
     assert i18n.written("abc {x}", "abc 1") and i18n.written("{a} one {b} two {c}", "x one y two z")
+
+
+def test_a_translators_note_runs_over_its_wrapped_lines_and_stops_at_the_old_english_of_a_fuzzy_entry():
+    from types import SimpleNamespace
+
+    message = SimpleNamespace(id="{a} of {b}", user_comments=[
+        "reordered: Chinese names the whole", "before the part: b, then a", '| msgid "the old English"',
+        "not part of a note", "unused: kept for: the next release"])
+    assert i18n._notes_of(message, Path("zh.po")) == {
+        "reordered": "Chinese names the whole before the part: b, then a", "unused": "kept for: the next release"}

@@ -318,3 +318,44 @@ def test_a_releases_verdict_is_one_mark_with_the_values_only_when_it_fails():
     assert release_verdict(Check("t.c", "ratio > 3", None, {"ratio": 3.1})) == "?"
     assert release_verdict(Check("t.c", "ratio > 3", False, {"ratio": 2})) == "✗ ratio = 2"
     assert release_verdict("not recorded on box") == "—"
+
+
+def test_a_claims_tooltip_keeps_markdowns_marks_as_text_and_a_claim_failing_elsewhere_says_so(build):
+    from snippets.lab.claims import Check, _marked
+
+    build.page = "a.md"
+    marked = _marked(Check("t.c", "c", True), "the sentence", "a `b` _c_ *d* [e](f)", "pitfalls-claim x",
+                     fails_elsewhere=True)
+    assert marked.startswith('<span class="pitfalls-claim x pitfalls-claim--fails-elsewhere" tabindex="0" ')
+    assert 'title="a &#96;b&#96; &#95;c&#95; &#42;d&#42; &#91;e&#93;(f)"' in marked
+    assert marked.endswith('<span class="pitfalls-claim__tip" id="claim-tip-1" hidden>a `b` _c_ *d* [e](f)</span>')
+
+
+def test_the_recorded_machines_verdicts_are_one_sentence_in_each_languages_punctuation(build):
+    from snippets.lab.claims import Check, _on_other_machines
+
+    verdicts = [("big", Check("t.c", "ratio > 3", True, {"ratio": 5})),
+                ("small", Check("t.c", "ratio > 3", False, {"ratio": 2.5})), ("old", "not recorded on old")]
+    assert _on_other_machines(verdicts) == (
+        " Recorded machines: holds on big; fails on small (ratio = 2.5); not checked on old: not recorded on old.")
+    build.language = "zh"
+    assert _on_other_machines(verdicts) == (
+        "已记录的机器：在 big 上成立；在 small（ratio = 2.5） 上不成立；未在以下机器上校验：old（not recorded on old）。")
+
+
+def test_a_claims_releases_are_one_sentence_in_release_order_in_each_languages_punctuation(build, monkeypatch):
+    from types import SimpleNamespace
+
+    from snippets.lab import machines
+    from snippets.lab.claims import Check, on_releases
+
+    monkeypatch.setattr(machines, "_lead_fingerprint", lambda: {"torch": "2.13.0+cpu"})
+
+    def rec(torch):
+        return SimpleNamespace(fingerprint={"torch": torch}, label=f"box-{torch}")
+
+    here = Check("t.c", "ratio > 3", True, {"ratio": 5})
+    releases = [(rec("2.9.1"), Check("t.c", "ratio > 3", False, {"ratio": 2})), (rec("2.3.1"), here)]
+    assert on_releases(here, releases) == " By torch release on this machine: 2.3.1 ✓; 2.9.1 ✗ ratio = 2; 2.13.0 ✓ (this build)."
+    build.language = "zh"
+    assert on_releases(here, releases) == "本机各 torch 版本：2.3.1 ✓；2.9.1 ✗ ratio = 2；2.13.0 ✓（本次构建）。"

@@ -416,3 +416,28 @@ def test_the_provenance_line_of_a_result_recorded_elsewhere_names_that_machine(f
         '<p class="pitfalls-provenance"><code>fakepage.measured(n=2)</code> — took 1.2 s to compute, recorded on '
         "epyc&lt;2&gt; (computed 2026-03-04 05:06:07 UTC), not yet measured on this machine. Measured with torch x · "
         "CPU (demo) · 2 threads · 2026-03-04.</p>")
+
+
+def test_a_source_is_captioned_with_its_file_and_its_line_or_lines_once(fakepage, private_cache, monkeypatch):
+    from snippets.lab import code
+
+    piece = code.reach(fakepage.fresh_one).root
+    one = dataclasses.replace(piece, last=piece.first)
+    monkeypatch.setattr(provenance, "_highlighted", lambda source: "<div><pre>a</pre><pre>b</pre></div>")
+    assert provenance.piece_block(one) == (
+        f'<div><span class="filename">{provenance._relative(piece.path)}, line {piece.first}</span><pre>a</pre>'
+        "<pre>b</pre></div>")
+    assert f", lines {piece.first}–{piece.last}</span>" in provenance.piece_block(piece)
+
+
+def test_a_panels_provenance_lines_stand_one_per_line_and_it_ends_with_how_to_measure_again(fakepage, private_cache):
+    first = _result(fakepage)
+    other = dataclasses.replace(_result(fakepage), exp=fakepage.third, experiment="fakepage.third")
+    panel = provenance.code_panel(first, other, drawn_by=fakepage.helper)
+    assert re.search(r'</p>\n<p class="pitfalls-provenance"><code>fakepage\.third', panel), "one line each"
+    [body] = provenance.defer(panel, "")[1].values()
+    assert body.endswith("<p>To measure it again on your machine: <code>REFRESH=timing make build</code> (timings) "
+                         "or <code>REFRESH=1 make build</code> (everything), in a clone of the repository.</p>")
+    drawing = body.split("<summary>Drawing code: ", 1)[1]
+    assert re.search(r"</pre></div>\n\n<div class=\"language-python highlight\">", drawing), \
+        "the drawing's own helper follows it on a line of its own"

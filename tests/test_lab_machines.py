@@ -864,9 +864,11 @@ def test_a_dirty_tree_is_recorded_only_when_told_and_then_named(lab, monkeypatch
         "commit anyone can check out. Commit first, or record anyway with make record MACHINE=box ALLOW_DIRTY=1 (the "
         "manifest then names the digest of the changes)")
     assert not machines.results_dir().exists() or not list(machines.results_dir().iterdir())
-    monkeypatch.setattr(machines, "diff_digest", lambda changed: "abcdef0123456789")
+    digested = []
+    monkeypatch.setattr(machines, "diff_digest", lambda changed: digested.append(changed) or "abcdef0123456789")
     target = _record(monkeypatch, lab, "box", HERE, tree=dirty, allow_dirty=True)
     assert machines.load(target).commit == dirty[0] + "-dirty-abcdef0123456789"
+    assert digested == [dirty[1]], "the digest of the changes git named"
 
 
 def _snapshot(folder):
@@ -915,6 +917,7 @@ def test_make_record_keeps_a_notebook_apart_from_the_results_and_records_again_w
     (bare.target / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     store.forget()
     assert store.Writer(tmp_path / "staging", machines.load(bare.target)).reuse_notebook(source) is None
+    assert not _recorded(monkeypatch, lab, "bare", HERE).changed, "no notebooks named is no notebooks"
 
 
 @pytest.mark.parametrize(("count", "shown"), [

@@ -544,7 +544,12 @@ def test_the_measuring_build_counts_the_notebooks_and_keeps_a_language_asked_for
     assert state == {"done": 2, "total": 2, "left_s": 0}
 
 
-def test_a_timing_pass_of_one_process_each_finishes_its_last_experiment_too(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("log", [
+    [(0, "loader.bandwidth", 1, 1), (10, "loader.not_pending", 1, 1), (30, "loader.question_timing", 1, 1)],
+    [(0, "loader.bandwidth", 1, 1), (10, "loader.not_pending", 1, 2), (20, "loader.question_timing", 1, 1),
+     (30, "loader.not_pending", 2, 2)],  # the pass's last process is one nobody waits for
+], ids=["a-pending-experiment-last", "another-last"])
+def test_a_timing_pass_of_one_process_each_finishes_its_last_experiment_too(tmp_path, monkeypatch, capsys, log):
     """The last timing process ends when the pass does (the INFO line after it), whoever it belongs to; a process of
     an experiment nobody waits for (not shown as recorded) weighs nothing in the time left."""
     from snippets.lab import store
@@ -553,14 +558,9 @@ def test_a_timing_pass_of_one_process_each_finishes_its_last_experiment_too(tmp_
     monkeypatch.setattr(serve, "time", clock)
     states = []
     monkeypatch.setattr(store, "store_text", lambda path, text: states.append(json.loads(text)))
-    log = _timed_log(clock, [
-        (0, "INFO    -  pitfalls: timing, process 1 of 1: loader.bandwidth\n"),
-        (10, "INFO    -  pitfalls: timing, process 1 of 1: loader.not_pending\n"),
-        (30, "INFO    -  pitfalls: timing, process 1 of 1: loader.question_timing\n"),
-        (40, "INFO    -  pitfalls: the timing pass is over\n"),
-    ])
+    lines = [(at, f"INFO    -  pitfalls: timing, process {n} of {of}: {name}\n") for at, name, n, of in log]
     build = FakeBuild([], 0)
-    build.stderr = log
+    build.stderr = _timed_log(clock, [*lines, (40, "INFO    -  pitfalls: the timing pass is over\n")])
     measuring = serve.Measuring(build, {"loader.bandwidth": 40.0, "loader.question_timing": 40.0,
                                         "seeding.creation_order": 20.0}, [], tmp_path / "site")
     measuring._follow()
