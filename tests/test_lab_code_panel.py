@@ -202,6 +202,8 @@ def test_a_panel_lists_what_it_calls_the_recipes_drawing_and_checks(fakepage, pr
     from snippets.experiments.fakepage import figures
 
     panel = provenance.code_panel(_result(fakepage), drawn_by=figures.draw)
+    drawing = provenance.defer(panel, "")[1].popitem()[1].split("Drawing code: ")[1]
+    assert "</code></pre></div>\n\n</details>" in drawing, "a drawing without helpers of its page: its source alone"
     assert panel.startswith('<details class="example pitfalls-code" data-experiment="fakepage.measured" '
                             'data-search-exclude><summary>Code that measured this: <code>fakepage.measured</code>'
                             "</summary>\n")

@@ -1602,12 +1602,15 @@ def test_set_aside_html_comes_back_in_place_of_its_token_and_an_unknown_token_st
 
 
 def test_a_code_blocks_size_counts_its_lines_without_tags_and_its_widest_line_as_shown():
-    block = ('<div class="language-python highlight"><pre><span></span><code>'
-             '<span class="n">a</span>\n' + "x" * 29 + "   \n</code></pre></div>")
-    sized = hook.sized_code_blocks(block)
+    def block(last):
+        return ('<div class="language-python highlight"><pre><span></span><code>'
+                '<span class="n">a</span><span class="o">bb</span>\n' + last + "\n</code></pre></div>")
+
+    sized = hook.sized_code_blocks(block("x" * 29 + "   "))
     assert sized.startswith('<div class="language-python highlight" style="--pitfalls-lines: 2"><pre>')
     assert '<code tabindex="0">' in sized, "29 characters and three spaces: wider than a phone's 30"
-    assert 'tabindex' not in hook.sized_code_blocks(block.replace("x" * 29 + "   ", "x" * 30))
+    assert "tabindex" not in hook.sized_code_blocks(block("X" * 30)), "30 characters, and tags that are not shown"
+    assert '<code tabindex="0">' in hook.sized_code_blocks(block("X" * 31))
 
 
 def test_the_conditions_note_goes_where_the_first_value_asked_for_it_and_nowhere_else(monkeypatch):

@@ -1292,3 +1292,7 @@ def test_an_experiment_recorded_from_several_versions_of_its_code_is_current_if_
     store.forget()
     [rec] = machines.recordings()
     assert machines.freshness(rec) == (1, 1)
+
+
+def test_a_recorded_string_shown_in_markdown_keeps_its_quotes_and_escapes_markups_marks():
+    assert machines._plain('a "b" \'c\' <d> & e|f *g*') == 'a "b" \'c\' &lt;d&gt; &amp; e\\|f \\*g\\*'
