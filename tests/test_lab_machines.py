@@ -1280,6 +1280,9 @@ def test_of_a_machine_recorded_with_several_releases_one_is_shown_beside_this_on
                      "there-d": "another release of a machine shown beside them"}
     assert re.search(r"\|\n\n\nLeft out: results/broken/ \(results/broken/manifest\.json: not valid JSON \([^\n]*\)\)\n$",
                      machines.overview()), "a refused recording: named under the table, one line each"
+    (machines.results_dir() / "worse").mkdir()
+    store.forget()
+    assert re.search(r"\)\n\nLeft out: results/worse/ \([^\n]*\)\n$", machines.overview()), "each on a line of its own"
 
 
 def test_an_experiment_recorded_from_several_versions_of_its_code_is_current_if_one_is_todays(lab, monkeypatch):
@@ -1296,3 +1299,15 @@ def test_an_experiment_recorded_from_several_versions_of_its_code_is_current_if_
 
 def test_a_recorded_string_shown_in_markdown_keeps_its_quotes_and_escapes_markups_marks():
     assert machines._plain('a "b" \'c\' <d> & e|f *g*') == 'a "b" \'c\' &lt;d&gt; &amp; e\\|f \\*g\\*'
+
+
+def test_only_drawers_that_take_the_result_alone_are_redrawn_for_other_machines(lab, monkeypatch):
+    """A panel's drawer that needs more than the result has nothing to redraw: no box. One that takes the result
+    alone but draws another result's (or a builtin whose signature cannot be read) still lists the recordings it
+    could not use."""
+    _record(monkeypatch, lab, "gpu-h200", THERE, n=3)
+    here = cache.run(lab.speed, n=7)  # recorded there for n=3 only: not recorded for this result
+    assert machines.compare(here, [lambda result, order: "x"]) == ""
+    listed = machines.compare(here, [lambda result: None])
+    assert "The same measured on other machines: none usable" in listed and "not recorded on gpu-h200" in listed
+    assert machines.compare(here, [min]) == listed, "a builtin without a signature is tried, as one with"

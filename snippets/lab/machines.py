@@ -254,6 +254,19 @@ def tabs(named: list[tuple[str, str]]) -> str:
             f'{inputs}<div class="tabbed-labels">{labels}</div>\n<div class="tabbed-content">\n{blocks}\n</div></div>')
 
 
+def _draws_from_result_alone(renderer: Callable) -> bool:
+    """Whether ``renderer`` can be called with a result and nothing else."""
+    import inspect
+
+    try:
+        inspect.signature(renderer).bind(object())
+    except TypeError:
+        return False
+    except ValueError:  # a builtin without a signature: tried, and a failure is said
+        return True
+    return True
+
+
 def _draws(renderer: Callable, result: cache.Result) -> bool:
     """Whether ``renderer`` draws text from this build's ``result``: a panel may list drawing code the page ran on
     another result (``training_target`` beside the batch-size sweep), which no recording of this one can feed."""
@@ -267,14 +280,12 @@ def compare(result: cache.Result, renderers: Iterable[Callable[[cache.Result], s
     """The same tables and figures drawn from each recorded machine's result, in tabs; stale or missing
     recordings named. Empty when no other machine is recorded, or for results that do not depend on time. Shown
     inside the result's code panel."""
-    if result.exp is None or not result.timing:
+    # a panel's drawing code also lists derivations (they return numbers, not Markdown) and drawers that need more
+    # than the result (curves(result, order)): only a drawer that takes the result alone and draws text is redrawn
+    renderers = [r for r in renderers if _draws_from_result_alone(r)]
+    if result.exp is None or not result.timing or not renderers:
         return ""
-    # a panel's drawing code also lists derivations (they return numbers, not Markdown), drawers that need more than
-    # the result (curves(result, order)) and drawers of another result: only one that draws text from this one is
-    # redrawn
-    renderers = [r for r in renderers if _draws(r, result)]
-    if not renderers:
-        return ""
+    renderers = [r for r in renderers if _draws(r, result)]  # a drawer listed for a panel that draws another result
     shown, missing = [], []
     for rec in others():
         recorded, why = cache.from_recording(rec, result.exp, result.params)
@@ -418,8 +429,7 @@ def tree_state() -> tuple[str, list[str]]:
 def diff_digest(changed: list[str]) -> str:
     """16 hex digits naming the working tree's changes from its commit: the diff of tracked files and the content
     of untracked ones."""
-    # every changed file's content is hashed below: the diff adds what they cannot show, the files deleted
-    digest = hashlib.sha256(_git("diff", "HEAD", "--", ".", ":(exclude)results").encode())
+    digest = hashlib.sha256(_git("diff", "HEAD", "--binary", "--", ".", ":(exclude)results").encode())
     for name in sorted(changed):
         path = store.PROJECT_ROOT / name
         if path.is_file():
