@@ -359,3 +359,24 @@ def test_a_claims_releases_are_one_sentence_in_release_order_in_each_languages_p
     assert on_releases(here, releases) == " By torch release on this machine: 2.3.1 ✓; 2.9.1 ✗ ratio = 2; 2.13.0 ✓ (this build)."
     build.language = "zh"
     assert on_releases(here, releases) == "本机各 torch 版本：2.3.1 ✓；2.9.1 ✗ ratio = 2；2.13.0 ✓（本次构建）。"
+
+
+def test_a_measured_value_reads_in_the_pages_language_labels_translated_names_kept(build):
+    from snippets.lab.claims import Check, show_value
+
+    values = {"on": "the CPU", "op": "aten::index_select", "ratio": 7.5}
+    assert show_value(values) == "{on: the CPU, op: aten::index_select, ratio: 7.5}"
+    assert Check("t.c", "c", False, {"a": 1, "b": 2.5}).measured() == "a = 1, b = 2.5"
+    build.language = "zh"
+    assert show_value(values) == "{on：CPU，op：aten::index_select，ratio：7.5}"
+    assert "the CPU" in build.used, "the catalogue entry the label used"
+    assert show_value("a label nobody translated") == "a label nobody translated", "no entry: shown as measured"
+    assert Check("t.c", "c", False, {"a": 1, "b": 2.5}).measured() == "a = 1，b = 2.5"
+
+
+def test_a_sentence_wrapped_over_lines_reads_as_one_and_a_field_it_lacks_is_named_with_what_was_measured():
+    outcome = Check("p.c", "c", True, {"ratio": 5, "runs": 3})
+    assert "The ratio is 5 over 3 runs.</span>" in say(outcome, "The ratio is {ratio}  \n    over\n{runs} runs.")
+    with pytest.raises(ClaimError) as refused:
+        say(outcome, "The {speed} is {ratio}")
+    assert str(refused.value).endswith("uses 'speed' but check p.c measured only: ratio, runs")

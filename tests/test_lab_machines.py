@@ -852,6 +852,14 @@ def test_the_tree_state_is_its_commit_and_every_change_but_recordings(monkeypatc
     restored = machines.diff_digest([])
     git("rm", "-q", "code.py")
     assert machines.diff_digest(["code.py"]) != restored, "a file deleted (and the deletion staged) is a change"
+    git("reset", "-q", "--hard")
+    git("mv", "blob.bin", "moved.bin")  # a staged rename: git status names "blob.bin -> moved.bin", no file
+    renamed = []
+    for last in (b"\5", b"\6"):  # two edits, each keeping the file similar enough to read as the same one renamed
+        (tmp_path / "moved.bin").write_bytes(b"\0\1\2" * 100 + last)
+        git("add", "moved.bin")
+        renamed.append(machines.diff_digest(machines.tree_state()[1]))
+    assert renamed[0] != renamed[1], "a renamed binary file's edit, by its bytes"
 
 
 def test_a_dirty_tree_is_recorded_only_when_told_and_then_named(lab, monkeypatch):

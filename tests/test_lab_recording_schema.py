@@ -299,3 +299,16 @@ def test_a_schema_error_is_said_in_the_projects_words(schema, value, why):
     (["..odd"], "..odd"), ([], "")])  # a key that starts with dots keeps them
 def test_a_refused_field_is_named_as_a_path_a_reader_can_follow(path, field):
     assert recording_schema._field(path) == field
+
+
+def test_a_frozen_builds_lead_recording_is_checked_against_its_experiments_parameters(results, monkeypatch):
+    """A result whose parameters its experiment does not take (its file named to match) is refused when the
+    recording a frozen build leads with is read."""
+    path = _a_result(results)
+    _edit(path, lambda entry: entry["params"].update(bogus=1))
+    entry = json.loads(path.read_text(encoding="utf-8"))
+    path.rename(path.with_name(f"{store.params_key(entry['params'])}.json"))
+    monkeypatch.setenv("FROZEN", "1")
+    (results / "primary").write_text("good\n", encoding="utf-8")
+    with pytest.raises(machines.ArchiveError, match="bogus"):
+        machines.primary()

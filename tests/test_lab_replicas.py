@@ -437,3 +437,17 @@ def test_a_worker_replies_one_line_per_request_on_the_real_stdout_and_logs_on_st
     lines = replies.read_text(encoding="utf-8").splitlines(keepends=True)
     assert lines[0] == first and len(lines) == 2 and lines[1].endswith("}\n")
     assert json.loads(lines[1])["value"] == {"so_far": first}, "the first reply was out before the second request ran"
+
+
+@pytest.mark.parametrize(("before", "after", "busy"), [
+    ((1000.0, 100.0, 400.0, 5.0), (1002.0, 104.0, 404.0, 6.0), 1.5),  # 4 busy CPU seconds, 1 our own, over 2 s
+    ((10.0, 100.0, 400.0, 5.0), (12.0, 100.5, 404.0, 6.0), 0.0),  # our own work was all of it: never below 0
+    ((10.0, 100.0, 400.0, 5.0), (10.0, 104.0, 404.0, 6.0), 0.0),  # no time passed: nothing to tell
+    ((10.0, 100.0, 400.0, 5.0), (9.0, 104.0, 404.0, 6.0), 0.0),   # the clock went back
+    (None, (12.0, 104.0, 404.0, 6.0), 0.0), ((10.0, 100.0, 400.0, 5.0), None, 0.0),  # accounting unreadable
+])
+def test_other_programs_busy_cores_are_the_machines_busy_time_less_ours_per_second(monkeypatch, before, after, busy):
+    snapshots = iter([before, after])
+    monkeypatch.setattr(timing, "cpu_snapshot", lambda timer=None: next(snapshots))
+    monkeypatch.setattr("time.sleep", lambda seconds: None)
+    assert replicas.others_busy() == pytest.approx(busy)

@@ -561,11 +561,11 @@ def test_a_timing_pass_of_one_process_each_finishes_its_last_experiment_too(tmp_
     lines = [(at, f"INFO    -  pitfalls: timing, process {n} of {of}: {name}\n") for at, name, n, of in log]
     build = FakeBuild([], 0)
     build.stderr = _timed_log(clock, [*lines, (40, "INFO    -  pitfalls: the timing pass is over\n")])
-    measuring = serve.Measuring(build, {"loader.bandwidth": 40.0, "loader.question_timing": 40.0,
-                                        "seeding.creation_order": 20.0}, [], tmp_path / "site")
+    measuring = serve.Measuring(build, {"loader.bandwidth": 4.0, "loader.question_timing": 4.0,
+                                        "seeding.creation_order": 2.0}, [], tmp_path / "site")
     measuring._follow()
     assert measuring.finished == {"loader.bandwidth", "loader.question_timing"}
-    # at 40 s, 80 of the 100 recorded seconds are done: 40 s × 20 / 80 left
+    # at 40 s, 8 of the 10 recorded seconds are done: 40 s × 2 / 8 left
     assert states[:2] == [{"done": 1, "total": 3, "left_s": 10}, {"done": 2, "total": 3, "left_s": 10}]
 
 

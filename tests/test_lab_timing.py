@@ -895,6 +895,7 @@ def test_measure_reads_the_machines_accounting_on_the_clock_of_its_device(monkey
 
 @pytest.mark.parametrize(("references", "moved"), [
     ([(1.0, 1.0), (1.0, 1.0), (1.0, 0.0)], [False, False, True]),  # a reference that took no time: not a speed
+    ([(0.0, 0.0), (0.0, 0.0), (1.0, 1.0)], [True, True, True]),  # a clock too coarse to time it: nothing to compare
     # the start off the typical speed, the end nearer to it (by less than the limit from either): drifted all the same
     ([(1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (1.0 + timing.DRIFT_LIMIT * 1.2, 1.0 + timing.DRIFT_LIMIT * 0.6)],
      [False, False, False, True]),

@@ -418,3 +418,20 @@ def test_a_claims_page_is_linked_from_the_versions_page_by_its_name(build, page,
     assert versions._page_title(page) == title
     build.titles.update({page or "": "Its title"})
     assert versions._page_title(page) == ("Its title" if page else "")
+
+
+def test_a_result_by_release_puts_this_build_among_the_releases_and_says_why_one_lacks_it(lab, monkeypatch):
+    _record(monkeypatch, lab, "here-torch2.14.1", _release("2.14.1"), n=5)
+    _record(monkeypatch, lab, "here-torch2.3.1", _release("2.3.1"), n=4)  # another parameter: not this result
+    here = cache.run(lab.speed, n=5)
+    rows = versions.by_release(here)
+    assert [(version, label) for version, label, _ in rows] == [
+        ("2.3.1", "here-torch2.3.1"), ("2.13.0", None), ("2.14.1", "here-torch2.14.1")], "a newer release after this build"
+    assert rows[0][2] == "not recorded on here-torch2.3.1" and rows[1][2] is here
+    assert rows[2][2].value["ratio"] == 5.0
+
+
+def test_releases_are_listed_oldest_first_whatever_their_labels(lab, monkeypatch):
+    _record(monkeypatch, lab, "a-newer", _release("2.14.1"))
+    _record(monkeypatch, lab, "z-older", _release("2.3.1"))
+    assert [rec.label for rec in machines.releases()] == ["z-older", "a-newer"]

@@ -342,8 +342,7 @@ def rechecked(outcome, recorded: list[Recording]) -> list[tuple[str, Any]]:
     out = []
     for rec in recorded:
         swapped: dict[int, cache.Result] = {}
-        why = ""
-        for original in results:
+        for original in results:  # at least one: why is set before it is read
             recorded, why = cache.from_recording(rec, original.exp, original.params)
             if recorded is None:
                 break

@@ -194,7 +194,7 @@ def matrix(said: list[dict]) -> str:
         for _, label, version in columns:
             verdict = row["here"] if label is None else verdict_of.get(label, t("not recorded"))
             shown = release_verdict(verdict)
-            why = verdict if isinstance(verdict, str) else (verdict.measured() if isinstance(verdict, Check) else "")
+            why = verdict if isinstance(verdict, str) else verdict.measured()
             status = _status(verdict)
             cells.append(f'<td class="pitfalls-version-matrix__{status}" title="{html.escape(str(why))}">'
                          f"{html.escape(shown)}</td>")
