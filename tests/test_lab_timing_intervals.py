@@ -393,3 +393,12 @@ def test_an_interval_is_bootstrapped_once_per_input_and_handed_out_as_a_copy(mon
     assert len(calls) == 5, "the same timings, whatever the order of their fields, are bootstrapped once"
     timing._ratio({"n": 2, "at": {Path("a")}}, {"n": 4}, confidence=0.95, resamples=10)
     assert len(calls) == 6, "a value JSON cannot hold is keyed by its repr"
+
+
+def test_a_platform_without_some_cpu_time_fields_counts_them_as_zero(monkeypatch):
+    """macOS has no iowait, irq, softirq or steal: the machine's busy and total time are read from what it has."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(timing.psutil, "cpu_times", lambda: SimpleNamespace(user=3.0, nice=1.0, system=2.0, idle=10.0))
+    _, busy, total, _ = timing.cpu_snapshot()
+    assert (busy, total) == (6.0, 16.0)
