@@ -23,6 +23,11 @@ def test_an_excuse_for_a_moved_function_or_a_changed_line_is_stale():
         "snippets.lab.cache.x_store_text: no such function in the code"]
     changed = mutation.stale_excuses({("snippets.lab.store.x_store_text", "x = 1 -> x = 2"): "equivalent"})
     assert changed == ["snippets.lab.store.x_store_text: no longer holds 'x = 1'"]
+    # a line that itself holds " / " (mutmut's diff joins several lines so) is one line of the code
+    slash = 'return cache_dir().parent / "pending.json"'
+    assert mutation.stale_excuses({("snippets.lab.store.x_pending_path", f"{slash} -> {slash.upper()}"): "x"}) == []
+    assert mutation.stale_excuses({("snippets.lab.store.x_pending_path", "a / b -> c"): "x"}) == [
+        "snippets.lab.store.x_pending_path: no longer holds 'a'"]
     # methods are named class ǁ method, as mutmut names them
     assert mutation.stale_excuses({("snippets.tensor_loader.xǁTensorLoaderǁnot_a_method", mutated): "x"}) == [
         "snippets.tensor_loader.xǁTensorLoaderǁnot_a_method: no such function in the code"]
