@@ -638,3 +638,11 @@ def test_the_sharding_arguments_refused_say_what_they_need(monkeypatch):
         tensor_loader.TensorLoader(torch.arange(8), batch_size=2, distributed=True)
     assert str(refused.value) == ("TensorLoader(distributed=True) needs an initialised torch.distributed process "
                                   "group (torch.distributed.init_process_group), or rank= and world_size=")
+
+
+def test_a_batchs_rows_are_indexed_as_a_sequence_from_either_end_and_no_further():
+    rows = tensor_loader.BatchedRows((torch.arange(3), torch.arange(3) * 10))
+    assert rows[-3] == (torch.tensor(0), torch.tensor(0)) and rows[2] == (torch.tensor(2), torch.tensor(20))
+    for outside in (3, -4):
+        with pytest.raises(IndexError, match=f"batch index {outside} out of range for a batch of 3"):
+            rows[outside]
